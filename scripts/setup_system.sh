@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# System packages the tutorial needs (Debian/Ubuntu). Run as root, or with sudo available.
+#   bubblewrap  - isolates untrusted model-written programs in the judge (codefu_helpers.sandbox)
+#   g++         - compiles C++17 submissions
+#   python3     - the system interpreter that runs Python submissions inside the sandbox
+set -euo pipefail
+need=()
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v g++ >/dev/null || need+=(g++)
+[ -x /usr/bin/python3 ] || need+=(python3)
+[ ${#need[@]} -eq 0 ] && exit 0
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "installing system packages: ${need[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null

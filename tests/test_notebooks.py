@@ -1,0 +1,73 @@
+"""Notebooks: static checks for every numbered notebook, and papermill execution with CI parameters.
+
+Each executed notebook writes RUN_DIR/results/<notebook>.json; the execution tests assert on it.
+"""
+
+import ast
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from codefu_helpers.tutorial import execute_notebook, numbered_notebooks
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = numbered_notebooks()
+
+
+def test_there_are_numbered_notebooks():
+    assert NOTEBOOKS, "no notebooks/NN_*.ipynb found"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_valid_stripped_and_has_one_literal_parameters_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "codefu"
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# "), "opening cell: an H1 title"
+    assert any(line.startswith("> ") for line in first.source.splitlines()), "opening cell: a blockquote line"
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, f"exactly one cell tagged 'parameters', found {len(tagged)}"
+    tree = ast.parse(tagged[0].source)
+    assert tree.body, "the parameters cell is empty"
+    for node in tree.body:
+        assert isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name), \
+            f"parameters cell: only NAME = literal lines, got {ast.unparse(node)!r}"
+        ast.literal_eval(node.value)  # raises on anything that is not a literal
+        assert node.targets[0].id.isupper(), f"parameter {node.targets[0].id} should be UPPER_CASE"
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        assert not cell.outputs and cell.execution_count is None, "outputs must be stripped (make strip)"
+        for line in cell.source.splitlines():
+            stripped = line.strip()
+            assert not stripped.startswith(("!pip", "%pip", "!conda", "%conda")), f"no installs in notebooks: {line}"
+
+
+@pytest.fixture(scope="session")
+def run_dir(tmp_path_factory):
+    """One RUN_DIR shared by the notebook executions, so later notebooks read earlier outputs."""
+    return tmp_path_factory.mktemp("notebooks")
+
+
+def results_of(run) -> dict:
+    assert run.error is None, f"{run.notebook} failed: {run.error}\nexecuted copy: {run.executed}"
+    assert run.results is not None, f"{run.notebook} wrote no results JSON"
+    return run.results
+
+
+@pytest.mark.notebook
+def test_01_dataset_filtering(run_dir):
+    results = results_of(execute_notebook("01_dataset_filtering.ipynb", run_dir))
+    authored = sum(1 for p in (ROOT / "data" / "sources" / "problems").iterdir() if (p / "meta.yaml").exists())
+    assert results["kept"] == authored
+    assert results["rows_read"] > results["kept"]
+    assert set(results["dropped"]) >= {"source", "unrated", "too few private tests", "duplicate statement",
+                                       "interactive", "needs an image"}
+    assert results["leaked_problems"] == 0
+    assert results["splits"]["train"] + results["splits"]["test"] == results["kept"]
+    for name in ("train", "test"):
+        assert Path(results["files"][name]).exists()
+    assert (run_dir / "figures" / "01_ratings.png").stat().st_size > 0
