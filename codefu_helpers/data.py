@@ -278,6 +278,8 @@ def _text(value: Any, key: str, i: int) -> str:
             raise MalformedRow(f"{key}[{i}] is not valid UTF-8 (byte {exc.start})") from None
     if not isinstance(value, str):
         raise MalformedRow(f"{key}[{i}] must be a string, got {type(value).__name__}")
+    if value.isascii():  # almost all test data: skip the encode below, which costs a copy of the string
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:  # lone surrogates smuggled in through JSON escapes
