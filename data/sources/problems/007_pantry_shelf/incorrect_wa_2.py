@@ -1,0 +1,10 @@
+import sys
+
+data = sys.stdin.buffer.read().split()
+n, cap = int(data[0]), int(data[1])
+count = 0
+for w in map(int, data[2:2 + n]):  # takes the jars in the given order
+    if w <= cap:
+        cap -= w
+        count += 1
+print(count)

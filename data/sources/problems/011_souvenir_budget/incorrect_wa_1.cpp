@@ -1,0 +1,16 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+int main() {
+    int n, q;
+    scanf("%d %d", &n, &q);
+    vector<int> p(n);
+    for (auto &x : p) scanf("%d", &x);
+    sort(p.begin(), p.end());
+    for (int j = 0; j < q; j++) {
+        int b;
+        scanf("%d", &b);
+        // lower_bound counts the prices strictly below b
+        printf("%d%c", (int)(lower_bound(p.begin(), p.end(), b) - p.begin()), j + 1 == q ? '\n' : ' ');
+    }
+}

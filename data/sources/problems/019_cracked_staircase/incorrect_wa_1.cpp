@@ -1,0 +1,23 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+int main() {
+    const long long MOD = 1000000007;
+    int n, k, m;
+    scanf("%d %d %d", &n, &k, &m);
+    vector<char> cracked(n + 1, 0);
+    for (int i = 0; i < m; i++) {
+        int c;
+        scanf("%d", &c);
+        cracked[c] = 1;
+    }
+    vector<long long> dp(n + 1, 0);
+    dp[0] = 1;
+    long long window = 1;
+    for (int i = 1; i <= n; i++) {
+        dp[i] = cracked[i] ? 0 : window;
+        window = (window + dp[i]) % MOD;
+        if (i >= k) window = (window - dp[i - k]) % MOD;  // may become negative
+    }
+    printf("%lld\n", dp[n]);
+}

@@ -1,0 +1,21 @@
+import sys
+
+data = sys.stdin.buffer.read().split()
+n = int(data[0])
+adj = [[] for _ in range(n + 1)]
+for i in range(2, n + 1):
+    p = int(data[i - 1])
+    adj[i].append(p)
+    adj[p].append(i)
+best = 0
+for src in range(1, n + 1):  # a BFS from every house: quadratic
+    dist = [-1] * (n + 1)
+    dist[src] = 0
+    order = [src]
+    for v in order:
+        for u in adj[v]:
+            if dist[u] < 0:
+                dist[u] = dist[v] + 1
+                order.append(u)
+    best = max(best, dist[order[-1]])
+print(best)

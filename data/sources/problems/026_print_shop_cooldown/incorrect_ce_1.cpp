@@ -1,0 +1,25 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+int main() {
+    int n;
+    long long k;
+    scanf("%d %lld", &n, &k);
+    vector<long long> t(n), c(n), cyc(n);
+    long long hi = LLONG_MAX;
+    for (int i = 0; i < n; i++) {
+        long long r;
+        scanf("%lld %lld %lld", &t[i], &c[i], &r);
+        cyc[i] = c[i] * t[i] + r;
+        hi = min(hi, ((k - 1) / c[i]) * cyc[i] + ((k - 1) % c[i] + 1) * t[i]);
+    }
+    long long lo = 0;
+    while (hi - lo > 1) {
+        long long mid = lo + (hi - lo) / 2;
+        long long total = 0;
+        for (int i = 0; i < n && total < k; i++)
+            total += (mid / cyc[i]) * c[i] + min(c[i], (int)((mid % cyc[i]) / t[i]));
+        if (total >= k) hi = mid; else lo = mid;
+    }
+    printf("%lld\n", hi);
+}

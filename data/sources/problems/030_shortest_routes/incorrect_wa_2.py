@@ -1,0 +1,36 @@
+import sys
+from collections import deque
+
+MOD = 10**9 + 7
+
+
+def main():
+    data = sys.stdin.buffer.read().split()
+    n, m = int(data[0]), int(data[1])
+    adj = [[] for _ in range(n + 1)]
+    for i in range(m):
+        u, v = int(data[2 + 2 * i]), int(data[3 + 2 * i])
+        adj[u].append(v)
+        adj[v].append(u)
+    dist = [-1] * (n + 1)
+    ways = [0] * (n + 1)
+    dist[1] = 0
+    ways[1] = 1
+    q = deque([1])
+    while q:
+        u = q.popleft()
+        for v in adj[u]:
+            if dist[v] == -1:
+                dist[v] = dist[u] + 1
+                q.append(v)
+            if dist[v] == dist[u] + 1:
+                ways[v] = (ways[v] + ways[u]) % MOD
+            elif dist[v] == dist[u]:
+                ways[v] = (ways[v] + ways[u]) % MOD  # also counts streets inside one layer
+    if dist[n] == -1:
+        print(-1)
+    else:
+        print(dist[n], ways[n])
+
+
+main()

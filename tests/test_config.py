@@ -1,0 +1,261 @@
+"""ExperimentConfig: every shipped config loads and validates, YAML round-trips, and mistakes are reported
+with the field, the value and what to do."""
+
+import dataclasses
+import typing
+from pathlib import Path
+
+import pytest
+
+from codefu_helpers import grpo
+from codefu_helpers.config import AlgorithmConfig, ConfigError, ExperimentConfig
+
+CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+
+
+def _problems(cfg_or_callable) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        cfg_or_callable() if callable(cfg_or_callable) else cfg_or_callable.validate()
+    return info.value.problems
+
+
+def _only_problem(cfg: ExperimentConfig) -> str:
+    problems = _problems(cfg)
+    assert len(problems) == 1, problems
+    return problems[0]
+
+
+def _cfg(**sections) -> ExperimentConfig:
+    """The default config with some fields replaced: _cfg(algorithm=dict(ppo_epochs=0))."""
+    return ExperimentConfig().with_overrides(
+        {f"{section}.{key}": value for section, fields in sections.items() for key, value in fields.items()})
+
+
+# ----------------------------------------------------------------------------------------------------
+# Shipped configs
+
+
+def test_the_expected_configs_ship():
+    assert {p.name for p in CONFIGS} >= {"ci_tiny.yaml", "single_gpu_qwen2.5_coder_0.5b.yaml",
+                                         "codefu7b_stage1.yaml", "codefu7b_stage2.yaml"}
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_config_loads_validates_and_round_trips(path, tmp_path):
+    cfg = ExperimentConfig.from_yaml(path).validate()
+    assert cfg.name == path.stem
+    assert ExperimentConfig.from_yaml(_write(cfg, tmp_path)) == cfg
+
+
+def _write(cfg, tmp_path) -> Path:
+    path = tmp_path / "nested" / "copy.yaml"
+    text = cfg.to_yaml(path)
+    assert path.read_text() == text
+    return path
+
+
+def test_ci_config_runs_on_cpu_with_the_tiny_model_and_several_mini_batches():
+    cfg = ExperimentConfig.from_yaml(CONFIGS[0].with_name("ci_tiny.yaml"))
+    assert cfg.model.path == "tiny://qwen2" and cfg.model.device == "cpu" and cfg.rollout.backend == "hf"
+    assert cfg.mini_batches_per_step >= 2 and cfg.micro_batches_per_mini_batch >= 2
+
+
+def test_codefu_configs_carry_the_model_card_numbers():
+    stage1 = ExperimentConfig.from_yaml(CONFIGS[0].with_name("codefu7b_stage1.yaml"))
+    stage2 = ExperimentConfig.from_yaml(CONFIGS[0].with_name("codefu7b_stage2.yaml"))
+    assert stage1.model.path == "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
+    assert (stage1.data.train_batch_size, stage1.algorithm.ppo_mini_batch_size, stage1.rollout.n) == (8, 8, 5)
+    assert stage1.reward.mode == "stage1" and stage1.trainer.nnodes == 1
+    assert (stage2.data.train_batch_size, stage2.algorithm.ppo_mini_batch_size, stage2.rollout.n) == (256, 32, 8)
+    assert stage2.reward.mode == "linear" and stage2.trainer.nnodes == 4
+    assert stage2.mini_batches_per_step >= 4  # the card's fix for the collapse: mini-batch >= 4x smaller
+    assert stage1.data.max_response_length > stage2.data.max_response_length  # 28K vs 20K on the card
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loading
+
+
+def test_defaults_validate_and_yaml_round_trip(tmp_path):
+    cfg = ExperimentConfig()
+    assert cfg.validate() is cfg
+    assert ExperimentConfig.from_yaml(_write(cfg, tmp_path)) == cfg
+
+
+def test_partial_yaml_keeps_defaults(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("name: partial\nalgorithm:\n  kl_coef: 0.05\n")
+    cfg = ExperimentConfig.from_yaml(path)
+    assert cfg.algorithm.kl_coef == 0.05 and cfg.algorithm.clip_ratio_low == AlgorithmConfig().clip_ratio_low
+
+
+def test_unknown_key_is_named_with_a_suggestion(tmp_path):
+    path = tmp_path / "typo.yaml"
+    path.write_text("algorithm:\n  kl_cef: 0.01\n")
+    (problem,) = _problems(lambda: ExperimentConfig.from_yaml(path))
+    assert "unknown key 'algorithm.kl_cef'" in problem and "did you mean 'algorithm.kl_coef'?" in problem
+    assert str(path) in problem
+
+
+def test_unknown_section_and_key_in_the_wrong_section():
+    problems = _problems(lambda: ExperimentConfig.from_dict({"algo": {}, "rollout": {"lr": 1e-6}}))
+    assert any("unknown key 'algo'" in p and "did you mean 'algorithm'?" in p for p in problems)
+    assert any("unknown key 'rollout.lr'" in p and "did you mean 'optim.lr'?" in p for p in problems)
+
+
+def test_all_loading_problems_are_reported_together():
+    problems = _problems(lambda: ExperimentConfig.from_dict(
+        {"rollout": {"nn": 4}, "algorithm": {"ppo_epochs": "two"}, "model": {"dtype": "fp8"}}))
+    assert len(problems) == 3
+    assert any("algorithm.ppo_epochs='two' (str)" in p and "expected an integer" in p for p in problems)
+    assert any("model.dtype='fp8'" in p and "'bfloat16'" in p for p in problems)
+
+
+@pytest.mark.parametrize("raw, fragment", [
+    ({"rollout": {"n": 4.5}}, "rollout.n=4.5 (float) in config: expected an integer"),
+    ({"rollout": {"n": True}}, "rollout.n=True (bool) in config: expected an integer"),
+    ({"algorithm": {"use_kl_loss": "yes please"}},
+     "algorithm.use_kl_loss='yes please' (str) in config: expected true/false"),
+    ({"algorithm": {"clip_ratio_c": "off"}}, "algorithm.clip_ratio_c='off' (str) in config: expected a number or null"),
+    ({"model": "gpt"}, "model must be a mapping"),
+])
+def test_wrong_types_name_the_field_and_value(raw, fragment):
+    (problem,) = _problems(lambda: ExperimentConfig.from_dict(raw))
+    assert fragment in problem
+
+
+def test_yaml_scientific_notation_without_a_dot_is_a_number(tmp_path):
+    path = tmp_path / "lr.yaml"
+    path.write_text("optim:\n  lr: 1e-6\nalgorithm:\n  clip_ratio_c: null\n")  # PyYAML reads 1e-6 as a string
+    cfg = ExperimentConfig.from_yaml(path)
+    assert cfg.optim.lr == 1e-6 and isinstance(cfg.optim.lr, float) and cfg.algorithm.clip_ratio_c is None
+
+
+def test_integers_are_accepted_for_float_fields():
+    assert ExperimentConfig.from_dict({"rollout": {"temperature": 1}}).rollout.temperature == 1.0
+
+
+def test_broken_files_are_reported(tmp_path):
+    assert "does not exist" in _problems(lambda: ExperimentConfig.from_yaml(tmp_path / "nope.yaml"))[0]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: [unclosed\n")
+    assert "is not valid YAML" in _problems(lambda: ExperimentConfig.from_yaml(bad))[0]
+    bad.write_text("- a list\n")
+    assert "must hold a mapping of sections" in _problems(lambda: ExperimentConfig.from_yaml(bad))[0]
+
+
+def test_overrides_parse_values_and_reject_unknown_keys():
+    cfg = ExperimentConfig().with_overrides(["algorithm.kl_coef=0.05", "algorithm.clip_ratio_c=null",
+                                             "rollout.backend=vllm", "trainer.total_steps=7"])
+    assert cfg.algorithm.kl_coef == 0.05 and cfg.algorithm.clip_ratio_c is None
+    assert cfg.rollout.backend == "vllm" and cfg.trainer.total_steps == 7
+    assert ExperimentConfig().algorithm.kl_coef == 0.001  # the original is untouched
+    (problem,) = _problems(lambda: ExperimentConfig().with_overrides({"algorithm.klcoef": 1}))
+    assert "override key 'algorithm.klcoef'" in problem and "did you mean 'algorithm.kl_coef'?" in problem
+    assert "section.key=value" in _problems(lambda: ExperimentConfig().with_overrides(["kl_coef"]))[0]
+    assert "override key 'algorithm'" in _problems(lambda: ExperimentConfig().with_overrides({"algorithm": 1}))[0]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Validation messages
+
+
+def test_mini_batch_must_divide_the_batch_and_suggests_divisors():
+    cfg = _cfg(data=dict(train_batch_size=256), algorithm=dict(ppo_mini_batch_size=48))
+    problem = _only_problem(cfg)
+    assert problem.startswith("algorithm.ppo_mini_batch_size=48 must divide data.train_batch_size=256")
+    assert "use 32 or 64" in problem
+
+
+def test_micro_batch_must_divide_each_devices_share():
+    cfg = _cfg(data=dict(train_batch_size=8), algorithm=dict(ppo_mini_batch_size=8, ppo_micro_batch_size=3),
+               rollout=dict(n=5), trainer=dict(gpus_per_node=8))
+    problem = _only_problem(cfg)
+    assert "algorithm.ppo_micro_batch_size=3 must divide the 5 samples each device gets" in problem
+    assert "use 1 or 5" in problem
+
+
+def test_mini_batch_samples_must_split_over_devices():
+    cfg = _cfg(data=dict(train_batch_size=6), algorithm=dict(ppo_mini_batch_size=3), rollout=dict(n=3),
+               trainer=dict(nnodes=2, gpus_per_node=2))
+    assert "3 x 3 = 9 samples must split evenly over the 4 devices" in _only_problem(cfg)
+
+
+@pytest.mark.parametrize("sections, fragment", [
+    (dict(rollout=dict(n=1)), "rollout.n=1: GRPO compares samples within a group"),
+    (dict(rollout=dict(temperature=0.0)), "rollout.temperature=0.0 must be > 0"),
+    (dict(rollout=dict(top_p=1.5)), "rollout.top_p=1.5 must be in (0, 1]"),
+    (dict(rollout=dict(generation_batch_size=0)), "rollout.generation_batch_size=0 must be >= 1"),
+    (dict(rollout=dict(tensor_parallel_size=3)),
+     "rollout.tensor_parallel_size=3 must be >= 1 and divide the 1 devices"),
+    (dict(algorithm=dict(clip_ratio_c=1.0)), "algorithm.clip_ratio_c=1.0 must be > 1"),
+    (dict(algorithm=dict(clip_ratio_low=1.2)), "algorithm.clip_ratio_low=1.2 must be in (0, 1)"),
+    (dict(algorithm=dict(clip_ratio_high=0.0)), "algorithm.clip_ratio_high=0.0 must be > 0"),
+    (dict(algorithm=dict(kl_coef=-0.1)), "algorithm.kl_coef=-0.1 must be >= 0"),
+    (dict(algorithm=dict(entropy_coef=-0.01)), "algorithm.entropy_coef=-0.01 must be >= 0"),
+    (dict(algorithm=dict(ppo_epochs=0)), "algorithm.ppo_epochs=0 must be >= 1"),
+    (dict(algorithm=dict(ppo_mini_batch_size=0)), "algorithm.ppo_mini_batch_size=0 must be >= 1"),
+    (dict(optim=dict(lr=0.0)), "optim.lr=0.0 must be > 0"),
+    (dict(optim=dict(grad_clip=0.0)), "optim.grad_clip=0.0 must be > 0, or null"),
+    (dict(optim=dict(warmup_steps=-1)), "optim.warmup_steps=-1 must be >= 0"),
+    (dict(reward=dict(num_workers=0)), "reward.num_workers=0 must be >= 1"),
+    (dict(trainer=dict(total_steps=0)), "trainer.total_steps=0 must be >= 1, or null"),
+    (dict(trainer=dict(engine="verl")), "trainer.engine='verl' with rollout.backend='hf'"),
+    (dict(checkpoint=dict(save_every=-5)), "checkpoint.save_every=-5 must be >= 0"),
+    (dict(model=dict(device="gpu0")), "model.device='gpu0' is not a device"),
+    (dict(model=dict(dtype="float16", device="cpu")), "model.dtype='float16' with model.device='cpu'"),
+    (dict(model=dict(path="tiny://llama")), "model.path='tiny://llama' is not a known tiny model"),
+    (dict(data=dict(max_prompt_length=2000, max_response_length=100)), "= 2100 exceeds the tiny model's 2048"),
+    (dict(data=dict(max_response_length=0)), "data.max_response_length=0 must be >= 1"),
+    (dict(tracking=dict(experiment=" ")), "tracking.experiment='' is empty"),
+])
+def test_validation_names_field_value_and_remedy(sections, fragment):
+    assert fragment in _only_problem(_cfg(**sections))
+
+
+def test_choices_are_listed_for_a_bad_choice_set_in_python():
+    cfg = ExperimentConfig()
+    cfg.algorithm.loss_agg_mode = "sequence-mean"
+    cfg.reward.mode = "exp"
+    problems = _problems(cfg)
+    assert any("algorithm.loss_agg_mode='sequence-mean'" in p and "'seq-mean-token-sum-norm'" in p for p in problems)
+    assert any("reward.mode='exp'" in p and "'stage1'" in p for p in problems)
+
+
+def test_every_problem_is_reported_at_once():
+    cfg = _cfg(rollout=dict(n=1, temperature=0.0), optim=dict(lr=-1.0))
+    assert len(_problems(cfg)) == 3
+
+
+def test_python_assigned_numeric_string_is_caught_by_validate():
+    cfg = ExperimentConfig()
+    cfg.optim.lr = "1e-6"
+    assert "optim.lr='1e-6' (str): expected a number" in _only_problem(cfg)
+
+
+def test_config_choices_match_the_grpo_module():
+    hints = typing.get_type_hints(AlgorithmConfig)
+    assert set(typing.get_args(hints["loss_agg_mode"])) == set(grpo.LOSS_AGG_MODES)
+    assert set(typing.get_args(hints["kl_estimator"])) == set(grpo.KL_ESTIMATORS)
+
+
+def test_derived_values_and_paths(tmp_path):
+    cfg = _cfg(data=dict(train_batch_size=16), rollout=dict(n=8),
+               algorithm=dict(ppo_mini_batch_size=4, ppo_micro_batch_size=4), trainer=dict(gpus_per_node=2,
+                                                                                         output_dir=str(tmp_path)))
+    assert (cfg.world_size, cfg.samples_per_step, cfg.mini_batches_per_step, cfg.micro_batches_per_mini_batch) == (
+        2, 128, 4, 4)
+    assert cfg.checkpoint_dir() == tmp_path / "checkpoints"
+    assert cfg.tracking_uri() == f"sqlite:///{tmp_path.resolve() / 'mlflow.db'}"
+    assert _cfg(tracking=dict(uri="http://mlflow:5000")).tracking_uri() == "http://mlflow:5000"
+    assert _cfg(model=dict(device="cpu")).model.resolved_device() == "cpu"
+    assert ExperimentConfig().model.resolved_device() in ("cpu", "cuda")  # "auto" never reaches torch.device
+
+
+def test_every_field_has_a_yaml_representable_default():
+    for section in dataclasses.fields(ExperimentConfig):
+        value = getattr(ExperimentConfig(), section.name)
+        if dataclasses.is_dataclass(value):
+            for f in dataclasses.fields(value):
+                default = getattr(value, f.name)
+                assert isinstance(default, (bool, int, float, str, type(None))), f"{section.name}.{f.name}"

@@ -1,0 +1,165 @@
+"""Runs verl's reference maths on cases written by tests/test_grpo_parity.py; executed by .venv-verl's python.
+
+verl needs transformers<5.11 while the main environment has a newer one, so verl lives in its own
+interpreter and never gets imported by codefu_helpers. This script is the only place that imports it:
+
+    .venv-verl/bin/python tests/verl_parity_driver.py CASES.pt RESULTS.pt
+
+CASES.pt is a list of {"kind": ..., **inputs}; RESULTS.pt is a dict {"verl_version": ..., "results": [...]}
+with one dict of output tensors per case, in order. Inputs and outputs are plain tensors, numbers,
+strings and lists, so `torch.load(weights_only=True)` reads both sides.
+"""
+
+import sys
+
+import numpy as np
+import torch
+
+import verl
+import verl.utils.torch_functional as verl_F
+from verl.trainer.ppo import core_algos
+from verl.workers.config import ActorConfig
+
+
+def actor_config(case):
+    """A real ActorConfig, so compute_policy_loss_vanilla reads the options exactly as verl's trainer does."""
+    return ActorConfig(
+        strategy="fsdp",
+        rollout_n=1,
+        ppo_micro_batch_size_per_gpu=1,
+        clip_ratio_low=case["clip_ratio_low"],
+        clip_ratio_high=case["clip_ratio_high"],
+        clip_ratio_c=case["clip_ratio_c"],
+        loss_agg_mode=case["loss_agg_mode"],
+        global_batch_info=global_batch_info(case),
+    )
+
+
+def global_batch_info(case):
+    # verl's names for the mini-batch denominators; None means "this micro-batch's own counts".
+    return {
+        "dp_size": case.get("dp_size", 1),
+        "batch_num_tokens": case.get("total_tokens"),
+        "global_batch_size": case.get("total_samples"),
+        "loss_scale_factor": case.get("max_response_length"),
+    }
+
+
+def run_advantage(case):
+    index = np.array(case["group_ids"], dtype=object)
+    out = {}
+    for name, fn in (("loop", core_algos.compute_grpo_outcome_advantage),
+                     ("vectorized", core_algos.compute_grpo_vectorized_outcome_advantage)):
+        adv, _ = fn(
+            token_level_rewards=case["token_level_rewards"].clone(),
+            response_mask=case["response_mask"],
+            index=index,
+            epsilon=case["epsilon"],
+            norm_adv_by_std_in_grpo=case["norm_by_std"],
+        )
+        out[name] = adv
+    return out
+
+
+def run_policy(case):
+    log_prob = case["log_prob"].clone().requires_grad_(True)
+    loss, metrics = core_algos.compute_policy_loss_vanilla(
+        old_log_prob=case["old_log_prob"],
+        log_prob=log_prob,
+        advantages=case["advantages"],
+        response_mask=case["response_mask"],
+        loss_agg_mode=case["loss_agg_mode"],
+        config=actor_config(case),
+    )
+    loss.backward()
+    return {
+        "loss": loss.detach(),
+        "grad": log_prob.grad,
+        "pg_clipfrac": torch.tensor(metrics["actor/pg_clipfrac"]),
+        "ppo_kl": torch.tensor(metrics["actor/ppo_kl"]),
+        "pg_clipfrac_lower": torch.tensor(metrics["actor/pg_clipfrac_lower"]),
+    }
+
+
+def run_aggregate(case):
+    loss = core_algos.agg_loss(
+        loss_mat=case["loss_mat"], loss_mask=case["mask"], loss_agg_mode=case["loss_agg_mode"],
+        **global_batch_info(case),
+    )
+    return {"loss": loss}
+
+
+def run_kl(case):
+    log_prob = case["log_prob"].clone().requires_grad_(True)
+    kl = core_algos.kl_penalty(log_prob, case["ref_log_prob"], case["estimator"])
+    kl.sum().backward()
+    return {"kl": kl.detach(), "grad": log_prob.grad}
+
+
+def run_entropy(case):
+    logits = case["logits"]
+    return {
+        "entropy": verl_F.entropy_from_logits(logits),
+        "loss": core_algos.compute_entropy_loss(logits, case["mask"], loss_agg_mode=case["loss_agg_mode"]),
+    }
+
+
+def run_log_probs(case):
+    return {"log_prob": verl_F.logprobs_from_logits(case["logits"], case["token_ids"])}
+
+
+def run_actor(case):
+    """verl's actor loss as verl.workers.utils.losses.ppo_loss composes it, on padded tensors."""
+    logits = case["logits"].clone().requires_grad_(True)
+    mask = case["response_mask"].bool()
+    config = actor_config(case)
+    log_prob = verl_F.logprobs_from_logits(logits, case["token_ids"])
+    entropy = verl_F.entropy_from_logits(logits)
+    pg_loss, metrics = core_algos.compute_policy_loss_vanilla(
+        old_log_prob=case["old_log_prob"], log_prob=log_prob, advantages=case["advantages"], response_mask=mask,
+        loss_agg_mode=case["loss_agg_mode"], config=config,
+    )
+    policy_loss = pg_loss
+    entropy_loss = core_algos.agg_loss(
+        loss_mat=entropy, loss_mask=mask, loss_agg_mode=case["loss_agg_mode"], **config.global_batch_info
+    )
+    policy_loss = policy_loss - case["entropy_coef"] * entropy_loss
+    kl_loss = torch.zeros(())
+    if case["use_kl_loss"]:
+        kld = core_algos.kl_penalty(logprob=log_prob, ref_logprob=case["ref_log_prob"], kl_penalty=case["kl_estimator"])
+        kl_loss = core_algos.agg_loss(
+            loss_mat=kld, loss_mask=mask, loss_agg_mode=case["loss_agg_mode"], **config.global_batch_info
+        )
+        policy_loss = policy_loss + kl_loss * case["kl_coef"]
+    policy_loss.backward()
+    return {
+        "loss": policy_loss.detach(),
+        "pg_loss": pg_loss.detach(),
+        "entropy": entropy_loss.detach(),
+        "kl_loss": kl_loss.detach(),
+        "grad": logits.grad,
+        "pg_clipfrac": torch.tensor(metrics["actor/pg_clipfrac"]),
+    }
+
+
+RUNNERS = {
+    "advantage": run_advantage,
+    "advantage_float32": run_advantage,
+    "policy": run_policy,
+    "aggregate": run_aggregate,
+    "kl": run_kl,
+    "entropy": run_entropy,
+    "log_probs": run_log_probs,
+    "actor": run_actor,
+}
+
+
+def main(cases_path, results_path):
+    torch.set_num_threads(1)
+    cases = torch.load(cases_path, weights_only=True)
+    results = [RUNNERS[case["kind"]](case) for case in cases]
+    torch.save({"verl_version": verl.__version__, "results": results}, results_path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
