@@ -12,10 +12,11 @@ block. The loss covers the response tokens only.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import torch
 
-from .data import reference_solutions
+from .data import load_problems, reference_solutions
 from .rollout import encode_prompt
 
 FENCES = {"python": "python", "cpp": "cpp"}
@@ -68,6 +69,48 @@ def supervised_warm_start(model, tokenizer, pairs: list[tuple[list[dict], str]],
         out.loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        losses.append(float(out.loss))
+        losses.append(float(out.loss.detach()))
     model.eval()
     return losses
+
+
+def warm_started_tiny_model(dataset: str, language: str = "python", tiers: tuple[str, ...] = ("easy",),
+                            steps: int = 80, lr: float = 2e-3, batch_size: int = 4, seed: int = 0) -> Path:
+    """The tiny model after `supervised_warm_start` on `dataset`'s reference solutions, cached on disk.
+
+    The result depends only on the arguments, the tiny model and the data, so notebook 03 and the tests share
+    one build (under the tiny-model cache, see `codefu_helpers.tiny_model.tiny_cache_root`).
+    """
+    import hashlib
+    import json
+    import shutil
+    import tempfile
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from .data import DataConfig, prepare_dataset, read_verl_parquet
+    from .tiny_model import build_tiny_model, tiny_cache_root
+
+    base = build_tiny_model()
+    rows_raw = load_problems(dataset)
+    key_src = json.dumps({"base": base.name, "rows": [r["name"] for r in rows_raw], "language": language,
+                          "tiers": list(tiers), "steps": steps, "lr": lr, "batch_size": batch_size, "seed": seed,
+                          "data": hashlib.sha256(json.dumps(rows_raw, sort_keys=True).encode()).hexdigest()})
+    target = tiny_cache_root() / f"warm-{hashlib.sha256(key_src.encode()).hexdigest()[:16]}"
+    if (target / "warm_start.json").exists():
+        return target
+    with tempfile.TemporaryDirectory() as tmp:
+        report = prepare_dataset(dataset, tmp, DataConfig(language=language, keep_tiers=tiers, test_fraction=0.0))
+        rows = read_verl_parquet(report.files["train"])
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base)
+    torch.manual_seed(seed)
+    losses = supervised_warm_start(model, tokenizer, sft_pairs(rows, rows_raw, language), steps=steps, lr=lr,
+                                   batch_size=batch_size, seed=seed)
+    staging = Path(tempfile.mkdtemp(prefix=".warm-", dir=target.parent))
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    (staging / "warm_start.json").write_text(json.dumps({"key": key_src, "losses": losses}))
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    return target

@@ -71,3 +71,17 @@ def test_01_dataset_filtering(run_dir):
     for name in ("train", "test"):
         assert Path(results["files"][name]).exists()
     assert (run_dir / "figures" / "01_ratings.png").stat().st_size > 0
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_03_grpo_smoke_test(run_dir):
+    results = results_of(execute_notebook("03_grpo_smoke_test.ipynb", run_dir, {"MAX_STEPS": 3, "EVAL_SAMPLES": 2}))
+    assert results["model"] == "tiny://qwen2" and results["device"] == "cpu"
+    assert results["steps"] == 3 and len(results["history"]) == 3
+    assert results["judge_errors"] == 0
+    for key in ("before", "after"):
+        assert 0.0 <= results[key]["pass_rate"] <= 1.0 and results[key]["samples"] > 0
+    assert (Path(results["final_model"]) / "model.safetensors").exists()
+    assert (run_dir / "figures" / "03_grpo_curves.png").stat().st_size > 0
+    assert [m["step"] for m in map(json.loads, (run_dir / "grpo" / "metrics.jsonl").read_text().splitlines())] == [1, 2, 3]

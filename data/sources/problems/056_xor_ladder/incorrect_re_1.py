@@ -1,0 +1,37 @@
+import sys
+
+
+def main():
+    data = sys.stdin.buffer.read().split()
+    n, q = int(data[0]), int(data[1])
+    basis = [0] * 60
+    for tok in data[2:2 + n]:
+        x = int(tok)
+        for b in range(59, -1, -1):
+            if x >> b & 1:
+                if basis[b]:
+                    x ^= basis[b]
+                else:
+                    basis[b] = x
+                    break
+    for b in range(60):
+        if basis[b]:
+            for c in range(b + 1, 60):
+                if basis[c] >> b & 1:
+                    basis[c] ^= basis[b]
+    vecs = [basis[b] for b in range(60) if basis[b]]
+    out = []
+    for tok in data[2 + n:2 + n + q]:
+        idx = int(tok) - 1  # the k-th value of the sorted distinct values ... repetitions forgotten
+        val = 0
+        i = 0
+        while idx:
+            if idx & 1:
+                val ^= vecs[i]
+            idx >>= 1
+            i += 1
+        out.append(val)
+    print("\n".join(map(str, out)))
+
+
+main()
