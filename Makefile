@@ -38,8 +38,9 @@ test-fast: setup
 sample: setup
 	$(PY) scripts/build_sample.py
 
-benchmarks: setup
+benchmarks: setup verl-env
 	$(PY) benchmarks/data_filter.py
+	$(PY) benchmarks/judge_throughput.py --json runs/judge_throughput.json
 
 # Strip outputs and execution counts from every notebook (run before committing).
 strip: setup

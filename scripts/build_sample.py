@@ -10,8 +10,8 @@ Every problem in `data/sources/problems/<slug>/` was written for this project. A
     incorrect_<kind>_<n>.<py|cpp>   optional wrong solutions; kind is wa, tle, re or ce (what it should get)
 
 Test *outputs* are never written by hand: this script runs `correct.py` on every generated input, checks that
-`correct.cpp` prints the same tokens, and checks that every incorrect solution really fails in the way its
-name says. Then it writes one CodeContests row per problem, plus the derived rows that the filters must drop
+`correct.cpp` prints the same tokens, and checks that every incorrect solution really fails, on the public and
+private tests, in the way its name says. Then it writes one CodeContests row per problem, plus the derived rows that the filters must drop
 (`data/sources/derived.yaml`), to `data/sample/code_contests_sample.jsonl`.
 
 Run it (trusted code only: the reference solutions are ours, so no sandbox is used here):
@@ -173,7 +173,10 @@ def build_problem(folder: Path) -> tuple[dict, list[str]]:
             if kind not in INCORRECT_KINDS or path.suffix[1:] not in LANG_ID:
                 raise ProblemError(f"{folder.name}: bad incorrect solution name {path.name}: "
                                    f"use incorrect_<{'|'.join(INCORRECT_KINDS)}>_<n>.<py|cpp>")
-            verdict = judge_trusted(path, all_inputs, outputs, time_limit, workdir)
+            # judged on public + private tests only: those are what the reward uses, so an "incorrect" solution
+            # that only generated tests catch would earn full reward and mislabel the sample
+            n_scored = len(tests["public"]) + len(tests["private"])
+            verdict = judge_trusted(path, all_inputs[:n_scored], outputs[:n_scored], time_limit, workdir)
             if verdict != kind.upper():
                 raise ProblemError(f"{folder.name}: {path.name} should get {kind.upper()} but got {verdict}")
             incorrect["language"].append(LANG_ID[path.suffix[1:]])

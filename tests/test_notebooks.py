@@ -75,6 +75,21 @@ def test_01_dataset_filtering(run_dir):
 
 @pytest.mark.notebook
 @pytest.mark.slow
+def test_02_reward_validation(run_dir):
+    results = results_of(execute_notebook("02_reward_validation.ipynb", run_dir, {"THROUGHPUT_TESTS": 300}))
+    authored = sum(1 for p in (ROOT / "data" / "sources" / "problems").iterdir() if (p / "meta.yaml").exists())
+    assert results["problems"] == authored
+    assert results["gold_pass_rate"] == 1.0
+    assert results["as_intended_rate"] == 1.0
+    assert results["judge_errors"] == 0
+    assert results["all_contained"] is True and len(results["escape"]) >= 17
+    assert results["reward_means"]["gold"]["reward_codefu_stage2"] == 1.0
+    for figure in results["figures"]:
+        assert Path(figure).stat().st_size > 0
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
 def test_03_grpo_smoke_test(run_dir):
     results = results_of(execute_notebook("03_grpo_smoke_test.ipynb", run_dir, {"MAX_STEPS": 3, "EVAL_SAMPLES": 2}))
     assert results["model"] == "tiny://qwen2" and results["device"] == "cpu"

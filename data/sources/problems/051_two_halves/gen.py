@@ -26,6 +26,7 @@ def generate(rng):
     # many equal worths: the weight tie-break matters
     tie = [(rng.randint(1, 10**6) * 2, 7 * 10**11) for _ in range(33)] + [(10**12, 1)]
     private.append(case(rng.randint(10**7, 2 * 10**7), tie))
+    private.append(case(3, [(100, 1), (100, 1), (3, 5), (2, 5)]))  # equal worths in one half: keep the lighter
     generated = [
         case(rng.randint(0, 10**13), rand_items(rng, 33, 10**12, 10**12)),
         case(rng.randint(0, 200), rand_items(rng, 34, 50, 10)),

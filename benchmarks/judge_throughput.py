@@ -1,0 +1,257 @@
+"""Judge throughput, side by side on the same workload: this judge, a naive subprocess-per-test judge and verl's
+`prime_code` scorer.
+
+    .venv/bin/python benchmarks/judge_throughput.py                       # the run behind benchmarks/RESULTS.md
+    .venv/bin/python benchmarks/judge_throughput.py --per-kind 1 --trivial 100 --skip-verl   # a quick look
+
+Workloads (run one judge at a time, each with every core):
+  trivial   many `print(input())` tests: the per-test overhead (isolated test runs per second)
+  mixed     real solutions from the dataset, by language and intended verdict (correct, WA, TLE, RE, CE),
+            judged on all their tests: samples per second, and whether each judge's verdict matches
+  loop      one infinite-loop sample with 3 tests and a 1 s limit: what a TLE sample costs
+
+The three judges:
+  codefu    codefu_helpers.sandbox.Judge: bubblewrap-isolated fork servers, CPU-time limits, stops a sample at its
+            first TLE, C++ compiled once with a precompiled header
+  naive     subprocess.run per test (`python3 solution.py` / the binary), wall-clock timeout = the time limit,
+            `g++ -O2` per sample without a precompiled header, all tests run; not isolated
+  verl      verl.utils.reward_score.prime_code.compute_score(continuous=True), as verl calls it for CodeContests,
+            in .venv-verl, in a process pool of one process per core; Python only (it cannot run C++); not
+            isolated (exec in a subprocess with reliability_guard)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from codefu_helpers.data import load_problems  # noqa: E402
+from codefu_helpers.sandbox import Judge, Submission, Verdict, outputs_match  # noqa: E402
+from codefu_helpers.sandbox.cpp import CXX_FLAGS  # noqa: E402
+from codefu_helpers.sandbox.validation import items_from_rows  # noqa: E402
+
+VERL_PYTHON = ROOT / ".venv-verl" / "bin" / "python"
+KINDS = ("OK", "WA", "TLE", "RE", "CE")
+
+
+# --- the workloads ---------------------------------------------------------------------------------------------
+
+def mixed_workload(dataset: Path, sources: Path | None, per_kind: int) -> list[dict]:
+    """Up to `per_kind` solutions for every (language, intended verdict), spread over problems."""
+    items = items_from_rows(load_problems(dataset), sources)
+    chosen, count = [], {}
+    for item in items:
+        key = (item.language, item.intended)
+        if item.intended in KINDS and count.get(key, 0) < per_kind:
+            count[key] = count.get(key, 0) + 1
+            chosen.append({"language": item.language, "intended": item.intended, "source": item.source,
+                           "tests": [list(t) for t in item.private + item.public + item.generated],
+                           "time_limit": item.time_limit,
+                           "memory_limit_bytes": item.memory_limit_bytes, "problem": item.problem})
+    return chosen
+
+
+def trivial_workload(n_tests: int, tests_per_sample: int = 50) -> list[dict]:
+    samples = []
+    for start in range(0, n_tests, tests_per_sample):
+        k = min(tests_per_sample, n_tests - start)
+        samples.append({"language": "python", "intended": "OK", "source": "print(input())\n",
+                        "tests": [[f"{start + i}\n", f"{start + i}\n"] for i in range(k)], "time_limit": 1.0,
+                        "memory_limit_bytes": 256 << 20, "problem": "trivial"})
+    return samples
+
+
+def loop_workload() -> list[dict]:
+    return [{"language": lang, "intended": "TLE", "source": src, "tests": [["1\n", "1\n"]] * 3, "time_limit": 1.0,
+             "memory_limit_bytes": 256 << 20, "problem": "infinite loop"}
+            for lang, src in (("python", "while True:\n    pass\n"),
+                              ("cpp", "int main(){volatile unsigned long x=0;for(;;)x++;}\n"))]
+
+
+# --- the judges -------------------------------------------------------------------------------------------------
+
+def run_codefu(samples: list[dict], workers: int) -> tuple[float, list[str]]:
+    with Judge(workers=workers) as judge:
+        warm = judge.run_many([Submission("python", "print(1)", [("", "1")], 1.0, 64 << 20)])  # start-up is not work
+        assert warm[0].verdict is Verdict.OK
+        subs = [Submission(s["language"], s["source"], [tuple(t) for t in s["tests"]], s["time_limit"],
+                           s["memory_limit_bytes"]) for s in samples]
+        start = time.perf_counter()
+        results = judge.run_many(subs)
+        return time.perf_counter() - start, [r.verdict.value for r in results]
+
+
+def _naive_one(sample: dict, workdir: Path) -> str:
+    """A judge as one writes it in an afternoon: a fresh process per test and a wall-clock timeout."""
+    folder = Path(tempfile.mkdtemp(dir=workdir))
+    if sample["language"] == "cpp":
+        (folder / "sol.cpp").write_text(sample["source"])
+        proc = subprocess.run(["g++", *CXX_FLAGS, "-o", str(folder / "sol"), str(folder / "sol.cpp")],
+                              capture_output=True, timeout=120)
+        if proc.returncode != 0:
+            return "CE"
+        cmd = [str(folder / "sol")]
+    else:
+        (folder / "sol.py").write_text(sample["source"])
+        proc = subprocess.run(["/usr/bin/python3", "-c", f"compile(open({str(folder / 'sol.py')!r}).read(), "
+                               "'sol.py', 'exec')"], capture_output=True)
+        if proc.returncode != 0:
+            return "CE"
+        cmd = ["/usr/bin/python3", str(folder / "sol.py")]
+    verdicts = []
+    for test_input, expected in sample["tests"]:
+        try:
+            proc = subprocess.run(cmd, input=test_input.encode(), capture_output=True, timeout=sample["time_limit"])
+        except subprocess.TimeoutExpired:
+            verdicts.append("TLE")
+            continue
+        if proc.returncode != 0:
+            verdicts.append("RE")
+        else:
+            verdicts.append("OK" if outputs_match(proc.stdout, expected) else "WA")
+    return next((v for v in verdicts if v != "OK"), "OK")
+
+
+def run_naive(samples: list[dict], workers: int) -> tuple[float, list[str]]:
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(workers) as pool:
+        start = time.perf_counter()
+        verdicts = list(pool.map(lambda s: _naive_one(s, Path(tmp)), samples))
+        return time.perf_counter() - start, verdicts
+
+
+_VERL_RUNNER = textwrap.dedent("""
+    import json, sys, time
+    from concurrent.futures import ProcessPoolExecutor
+    from verl.utils.reward_score import prime_code
+
+    def score(sample):
+        completion = "```python\\n" + sample["source"] + "\\n```"
+        tests = {"inputs": [t[0] for t in sample["tests"]], "outputs": [t[1] for t in sample["tests"]]}
+        success, _ = prime_code.compute_score(completion, tests, continuous=True)
+        return float(success)
+
+    if __name__ == "__main__":
+        samples = json.load(sys.stdin)
+        with ProcessPoolExecutor(int(sys.argv[1])) as pool:
+            list(pool.map(score, samples[:1]))  # start-up is not work
+            start = time.perf_counter()
+            scores = list(pool.map(score, samples))
+            print(json.dumps({"seconds": time.perf_counter() - start, "scores": scores}))
+""")
+
+
+def run_verl(samples: list[dict], workers: int) -> tuple[float, list[str]]:
+    """verl only scores: a sample 'passes' when its score is 1.0; that is the verdict we can compare."""
+    if not samples:
+        return 0.0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = Path(tmp) / "verl_runner.py"
+        runner.write_text(_VERL_RUNNER)
+        proc = subprocess.run([str(VERL_PYTHON), str(runner), str(workers)], input=json.dumps(samples), text=True,
+                              capture_output=True, cwd=tmp, timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"verl runner failed:\n{proc.stderr[-3000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out["seconds"], ["OK" if s == 1.0 else "not OK" for s in out["scores"]]
+
+
+# --- reporting -----------------------------------------------------------------------------------------------
+
+def agreement(samples: list[dict], verdicts: list[str], exact: bool) -> float:
+    """Share of samples judged as intended: the exact verdict, or (verl) just pass / not pass."""
+    hits = 0
+    for sample, verdict in zip(samples, verdicts):
+        if exact:
+            hits += verdict == sample["intended"]
+        else:
+            hits += (verdict == "OK") == (sample["intended"] == "OK")
+    return hits / len(samples) if samples else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default=str(ROOT / "data" / "sample"))
+    parser.add_argument("--sources", default=str(ROOT / "data" / "sources" / "problems"),
+                        help="authored problem folders (intended verdicts); '' for other datasets")
+    parser.add_argument("--per-kind", type=int, default=4, help="solutions per (language, intended verdict)")
+    parser.add_argument("--trivial", type=int, default=2000, help="trivial tests in the per-test overhead workload")
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--skip-verl", action="store_true")
+    parser.add_argument("--json", default="", help="also write the measurements here")
+    parser.add_argument("--render", default="", help="only print the table of a JSON written by --json")
+    args = parser.parse_args()
+    if args.render:
+        saved = json.loads(Path(args.render).read_text())
+        print(render(saved["rows"], argparse.Namespace(**saved["args"])))
+        return
+    load_before = os.getloadavg()[0]
+
+    workloads = {
+        "trivial": trivial_workload(args.trivial),
+        "mixed": mixed_workload(Path(args.dataset), Path(args.sources) if args.sources else None, args.per_kind),
+        "loop": loop_workload(),
+    }
+    judges = {"codefu": run_codefu, "naive": run_naive}
+    if not args.skip_verl:
+        if not VERL_PYTHON.exists():
+            sys.exit(f"{VERL_PYTHON} is missing: run scripts/make_verl_env.sh, or pass --skip-verl")
+        judges["verl"] = run_verl
+    rows = []
+    for workload, samples in workloads.items():
+        for language in ("python", "cpp"):
+            subset = [s for s in samples if s["language"] == language]
+            if not subset:
+                continue
+            for name, fn in judges.items():
+                if name == "verl" and language != "python":
+                    continue
+                seconds, verdicts = fn(subset, args.workers)
+                tests = sum(len(s["tests"]) for s in subset)
+                rows.append({"workload": workload, "language": language, "judge": name, "samples": len(subset),
+                             "tests": tests, "seconds": round(seconds, 3),
+                             "samples_per_s": round(len(subset) / seconds, 2) if seconds else None,
+                             "tests_per_s": round(tests / seconds, 1) if seconds else None,
+                             "agreement": round(agreement(subset, verdicts, exact=name != "verl"), 3),
+                             "kinds": {k: sum(s["intended"] == k for s in subset) for k in KINDS}})
+                print(f"{workload:8} {language:6} {name:6} {len(subset):4} samples {tests:5} tests "
+                      f"{seconds:8.2f}s  agreement {rows[-1]['agreement']:.2f}", file=sys.stderr, flush=True)
+    args.load_average = (load_before, os.getloadavg()[0])
+    print(render(rows, args))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"args": vars(args), "rows": rows}, indent=1))
+
+
+def render(rows: list[dict], args) -> str:
+    by = {(r["workload"], r["language"], r["judge"]): r for r in rows}
+    load = getattr(args, "load_average", None) or os.getloadavg()
+    lines = [f"Machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores available, {args.workers} "
+             f"workers per judge; Python {platform.python_version()}; load average before/after the run "
+             f"{load[0]:.1f}/{load[1]:.1f} (other work shared the machine).", "",
+             "| workload | language | judge | samples | tests | seconds | samples/s | tests/s | verdicts as "
+             "intended | vs codefu |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        ours = by.get((r["workload"], r["language"], "codefu"))
+        ratio = ""
+        if ours and r["judge"] != "codefu" and ours["seconds"] and r["seconds"]:
+            factor = r["seconds"] / ours["seconds"]
+            ratio = f"{factor:.1f}x slower" if factor >= 1 else f"{1 / factor:.1f}x faster"
+        lines.append(f"| {r['workload']} | {r['language']} | {r['judge']} | {r['samples']} | {r['tests']} | "
+                     f"{r['seconds']:.2f} | {r['samples_per_s']} | {r['tests_per_s']} | {r['agreement']:.0%} | "
+                     f"{ratio} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

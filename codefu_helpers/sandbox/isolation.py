@@ -1,0 +1,267 @@
+"""Starting one sandboxed fork server and talking to it: the bubblewrap command line and the pipe protocol.
+
+Isolation comes from bubblewrap (`bwrap`), which needs no privileged container: as root it uses the kernel's
+namespaces directly, as an ordinary user it first creates a user namespace. Each server gets
+
+    fresh network (loopback only), PID, mount, IPC and UTS namespaces; --new-session (no terminal);
+    a root file system holding only read-only /usr (+ the /bin, /lib symlinks), the dynamic-linker cache,
+    the server script, the compiled binaries and the judge cache (precompiled header), all read-only;
+    an empty environment (nothing like AWS_* or HF_TOKEN reaches a program); --die-with-parent.
+
+plus a writable, size-limited /tmp and /dev/shm. Inside, `_server.py` adds a non-root uid, rlimits, a seccomp
+filter, a CPU timer, and after every run kills whatever the program left behind and empties /tmp and /dev/shm
+(see its docstring for how, as root and as an ordinary user).
+
+Root without the capabilities bubblewrap needs (an unprivileged container) is handled by `Judge`: it starts
+the sandboxes as `nobody` instead, which bubblewrap isolates with a user namespace like any ordinary user.
+
+`isolation="none"` skips all of that and runs programs as the calling user: only for machines where
+bubblewrap cannot work, only when asked for by name, and it says so loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+ISOLATION_CHOICES = ("auto", "bwrap", "none")
+SERVER_SCRIPT = Path(__file__).with_name("_server.py")
+DEFAULT_PYTHON = "/usr/bin/python3"
+TMP_SIZE_BYTES = 256 << 20  # the writable /tmp and /dev/shm of a sandbox (tmpfs: only what is used costs memory)
+INSTALL_HINT = ("install it with `sudo scripts/setup_system.sh` (Debian/Ubuntu: `apt-get install bubblewrap`), "
+                "or, only on a machine where you accept running model-written code unisolated, pass "
+                "isolation='none' (environment: CODEFU_JUDGE_ISOLATION=none)")
+
+
+class SandboxUnavailableError(RuntimeError):
+    """The judge cannot isolate programs on this machine (and running them unisolated was not asked for)."""
+
+
+class WorkerCrashed(RuntimeError):
+    """A sandboxed server died, hung or broke the protocol: a judge failure, not a program verdict."""
+
+
+def resolve_isolation(isolation: str) -> str:
+    """'root', 'userns' or 'none': how the servers will run. Raises when bwrap is needed but missing."""
+    if isolation not in ISOLATION_CHOICES:
+        raise ValueError(f"isolation must be one of {ISOLATION_CHOICES}, got {isolation!r}")
+    if isolation == "none":
+        message = ("CODEFU JUDGE RUNS MODEL-WRITTEN CODE UNISOLATED (isolation='none'): programs run as your "
+                   "user, can read and write your files, reach the network and leave processes behind. Use "
+                   "this only where bubblewrap cannot run.")
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        log.warning(message)
+        print(f"WARNING: {message}", file=sys.stderr)
+        return "none"
+    if shutil.which("bwrap") is None:
+        raise SandboxUnavailableError(f"bubblewrap (bwrap) is not on PATH, so the judge cannot isolate "
+                                      f"programs: {INSTALL_HINT}")
+    return "root" if os.geteuid() == 0 else "userns"
+
+
+def check_python(python: str) -> str:
+    path = Path(python)
+    if not path.is_absolute() or not path.exists():
+        raise SandboxUnavailableError(
+            f"the sandbox interpreter {python!r} does not exist: the judge runs Python submissions with the "
+            f"system interpreter (Debian/Ubuntu: apt-get install python3), or pass python=/usr/bin/python3.X")
+    real = os.path.realpath(path)
+    if not real.startswith("/usr/"):
+        raise SandboxUnavailableError(
+            f"the sandbox interpreter {python!r} resolves to {real}, outside /usr: only /usr is mounted in the "
+            f"sandbox, so use a system interpreter such as /usr/bin/python3")
+    return python
+
+
+def _root_links() -> list[str]:
+    """/bin, /lib, ... as on the host: symlinks into /usr on merged-/usr systems, else read-only binds."""
+    args = []
+    for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
+        host = Path("/") / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{name}"]
+    return args
+
+
+def server_command(mode: str, python: str, config: dict, bin_dir: Path, cache_root: Path) -> list[str]:
+    """The argv that starts one server: bwrap ... python3 -I -B /judge/server.py CONFIG (or the bare server)."""
+    if mode == "none":
+        return [python, "-I", "-B", str(SERVER_SCRIPT), json.dumps(config)]
+    args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--hostname", "judge"]
+    if mode == "userns":
+        args += ["--unshare-user", "--uid", "0", "--gid", "0", "--cap-add", "ALL"]
+    # as root, bwrap makes no user namespace and keeps the capabilities the server needs (not --unshare-all:
+    # that would add a user namespace mapping only uid 0, and the per-worker uid could not be used)
+    args += ["--ro-bind", "/usr", "/usr", *_root_links(),
+             "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+             "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+             "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp",
+             "--perms", "1777", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/dev/shm",
+             "--dir", "/judge",
+             "--ro-bind", str(SERVER_SCRIPT), "/judge/server.py",
+             "--ro-bind", str(bin_dir), "/judge/bin",
+             "--ro-bind", str(cache_root), "/judge/cache"]
+    args += ["--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
+             "--setenv", "HOME", "/tmp", python, "-I", "-B", "/judge/server.py", json.dumps(config)]
+    return args
+
+
+class SandboxProcess:
+    """One running server and its pipes. Not thread-safe: exactly one judge worker thread owns it.
+
+    Start it from the thread that will own it for its whole life: bwrap's --die-with-parent ties the sandbox to
+    the *thread* that spawned it (PR_SET_PDEATHSIG), so a sandbox started from a short-lived thread would die
+    with that thread.
+    """
+
+    def __init__(self, argv: list[str], log_path: Path, startup_timeout: float = 30.0,
+                 run_as: tuple[int, int] | None = None):
+        self.argv = argv
+        self.log_path = log_path
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # nothing else leaves
+        self._log = open(log_path, "ab")
+        ids = {"user": run_as[0], "group": run_as[1], "extra_groups": []} if run_as else {}
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+                                     env=env, close_fds=True, start_new_session=True, bufsize=0, **ids)
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        os.set_blocking(self._in, False)
+        try:
+            self.hello, _ = self._read_message(time.monotonic() + startup_timeout)
+        except WorkerCrashed as exc:
+            self.close()
+            tail = self.stderr_tail().strip()
+            stderr = "" if tail in str(exc) else f"its stderr:\n{tail}\n"
+            raise SandboxUnavailableError(
+                f"the judge sandbox did not start: {exc}\ncommand: {' '.join(argv[:40])} ...\n"
+                f"{stderr}If bubblewrap cannot create namespaces here: containers "
+                f"need unprivileged user namespaces allowed (or CAP_SYS_ADMIN for root); Ubuntu 24.04+ restricts "
+                f"them with AppArmor (sysctl kernel.apparmor_restrict_unprivileged_userns=0, or a bwrap AppArmor "
+                f"profile); otherwise {INSTALL_HINT}") from None
+
+    def stderr_tail(self, limit: int = 3000) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode("utf-8", "replace")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def request(self, header: dict, blobs: list[bytes], timeout: float) -> tuple[dict, list[bytes]]:
+        deadline = time.monotonic() + timeout
+        head = json.dumps(header).encode()
+        parts = [struct.pack("<II", len(head), len(blobs)), head]
+        for blob in blobs:
+            parts += [struct.pack("<Q", len(blob)), blob]
+        self._write_all(b"".join(parts), deadline)
+        return self._read_message(deadline)
+
+    def _write_all(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerCrashed("timed out sending a request to the judge sandbox")
+            _, writable, _ = select.select([], [self._in], [], left)
+            if not writable:
+                continue
+            try:
+                view = view[os.write(self._in, view):]
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError) as exc:
+                raise WorkerCrashed(f"the judge sandbox is gone ({exc}); its stderr:\n{self.stderr_tail()}") from None
+
+    def _read_exact(self, n: int, deadline: float) -> bytes:
+        chunks, left = [], n
+        while left:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise WorkerCrashed("timed out waiting for the judge sandbox to answer")
+            ready, _, _ = select.select([self._out], [], [], wait)
+            if not ready:
+                continue
+            chunk = os.read(self._out, min(left, 1 << 20))
+            if not chunk:
+                try:
+                    self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
+                raise WorkerCrashed(f"the judge sandbox exited (status {self.proc.returncode}); its stderr:\n"
+                                    f"{self.stderr_tail()}")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _read_message(self, deadline: float) -> tuple[dict, list[bytes]]:
+        hlen, nblobs = struct.unpack("<II", self._read_exact(8, deadline))
+        if hlen > (16 << 20) or nblobs > 16:
+            raise WorkerCrashed(f"judge sandbox protocol error (header {hlen} bytes, {nblobs} blobs)")
+        try:
+            header = json.loads(self._read_exact(hlen, deadline))
+        except ValueError as exc:
+            raise WorkerCrashed(f"judge sandbox protocol error: {exc}") from None
+        blobs = []
+        for _ in range(nblobs):
+            (blen,) = struct.unpack("<Q", self._read_exact(8, deadline))
+            if blen > (1 << 30):
+                raise WorkerCrashed(f"judge sandbox protocol error (a {blen}-byte blob)")
+            blobs.append(self._read_exact(blen, deadline))
+        return header, blobs
+
+    def close(self, grace: float = 1.0) -> None:
+        """Asks the server to exit, then kills the sandbox's whole process group."""
+        if self.proc.poll() is None:
+            try:
+                self._write_all(struct.pack("<II", 13, 0) + b'{"op":"exit"}', time.monotonic() + 0.2)
+            except WorkerCrashed:
+                pass
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except OSError:
+                pass
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                log.error("judge sandbox %d did not die", self.proc.pid)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self._log.close()
+
+    def forget(self) -> None:
+        """In a forked child: drop the inherited pipes without touching the parent's sandbox."""
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self._log.close()
+        except OSError:
+            pass

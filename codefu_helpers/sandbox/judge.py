@@ -1,0 +1,711 @@
+"""The judge: a pool of sandboxed fork servers that runs model-written programs on tests and says how they did.
+
+    from codefu_helpers.sandbox import Judge
+    with Judge() as judge:                                   # one sandboxed worker per core
+        result = judge.run("python", "print(int(input()) * 2)", [("21\\n", "42\\n")],
+                           time_limit=1.0, memory_limit_bytes=256 << 20)
+        print(result.verdict, result.passed, result.total)   # OK 1 1
+
+Key ideas
+- Workers are started once and kept: each is a fork server inside bubblewrap (see `isolation.py` and
+  `_server.py`). A Python test is a fork of an interpreter that is already running, so it costs milliseconds.
+- A sample (one program + its tests) runs on one worker; many samples run at once, one per worker, and
+  `run_many` keeps every worker busy. C++ is compiled once per distinct source (sha256 cache) in the sandbox,
+  with a precompiled <bits/stdc++.h> (`cpp.py`). Tests stop at the first time-limit verdict.
+- Time. The TLE verdict uses the *CPU time* of the program (and of the children it waited for), not wall time,
+  so an overloaded machine does not turn a correct solution into a TLE:
+      CPU limit  = time_limit x TIME_MULTIPLIERS[language]   (1.0 for both: Codeforces gives every language the
+                   same limit; raise Python's for datasets whose Python solutions were accepted under PyPy)
+      wall limit = WALL_FACTOR x CPU limit + WALL_SLACK_SECONDS   (3x + 1 s: a backstop for programs that sleep
+                   or block; it also ends in TLE)
+  A CPU timer (ITIMER_PROF) stops a busy program right at its CPU limit, so an infinite loop costs its time
+  limit plus a few milliseconds; RLIMIT_CPU stands behind it for programs that ignore the timer's signal.
+- Memory. RLIMIT_AS = memory limit + ADDRESS_SPACE_SLACK (+ the interpreter's own mappings for Python) stops
+  runaway allocation. MLE means the program's peak resident memory went over the limit (the slack lets a
+  growing program get there); an allocation refused outright (`[0] * 10**18`, one 4 GB `new`) while the program
+  held little is a runtime error, as `python3 solution.py` would exit with MemoryError. Python programs run
+  exactly as under `python3`, including its 4300-digit limit on int/str conversion.
+- Output. stdout and stderr are capped at `output_limit_bytes` (RLIMIT_FSIZE on memfds); more is WA with the
+  note "output limit exceeded". Expected outputs never enter the sandbox: they are compared here.
+- Judge failures (a sandbox that crashed, hung or could not start a program) give Verdict.JUDGE_ERROR and
+  `SampleResult.judge_error`, never WA; a crashed worker is restarted and the sample retried once.
+
+A Judge owns processes and threads: make one per process (or per Ray actor) and close it (or use `with`).
+`get_judge()` gives a lazily started, process-wide judge that `reward.compute_score` uses; it is shut down at
+exit and replaced, not shared, in a forked child.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import pwd
+import random
+import shutil
+import signal
+import tempfile
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from queue import Queue
+
+from . import cpp
+from .checker import outputs_match
+from .isolation import (DEFAULT_PYTHON, SandboxProcess, SandboxUnavailableError, WorkerCrashed, check_python,
+                        resolve_isolation, server_command)
+from .results import SampleResult, Submission, TestResult, Verdict, normalize_language
+
+log = logging.getLogger(__name__)
+
+TIME_MULTIPLIERS = {"python": 1.0, "cpp": 1.0}
+WALL_FACTOR = 3.0
+WALL_SLACK_SECONDS = 1.0
+ADDRESS_SPACE_SLACK = 128 << 20   # allocator arenas, thread stacks and shared libraries on top of the limit
+OUTPUT_LIMIT_BYTES = 16 << 20
+NPROC_LIMIT = 16                  # processes + threads of one run: enough for threads, not for a fork bomb
+STDERR_TAIL = 2000
+OUTPUT_HEAD = 1000                # characters of stdout kept in TestResult.output
+COMPILE_CPU_SECONDS = 20.0
+COMPILE_WALL_SECONDS = 60.0
+COMPILE_MEMORY_BYTES = 4 << 30
+COMPILE_OUTPUT_CHARS = 6000
+MAX_BINARY_BYTES = 64 << 20
+CACHE_ENTRIES = 4096              # compiled binaries (and compile errors) kept per judge
+REQUEST_MARGIN_SECONDS = 15.0     # how much longer than a run's wall limit the host waits for its server
+_OOM_MARKERS = {"python": ("MemoryError",), "cpp": ("std::bad_alloc", "Cannot allocate memory")}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits one test of a sample runs under (see the module docstring for the rules)."""
+
+    cpu_seconds: float
+    wall_seconds: float
+    memory_bytes: int
+    address_space_bytes: int
+
+
+class JudgeFailure(RuntimeError):
+    """The sandbox answered, but reported that it could not do what was asked."""
+
+
+def _unprivileged_ids() -> tuple[int, int]:
+    try:
+        entry = pwd.getpwnam("nobody")
+        return entry.pw_uid, entry.pw_gid
+    except KeyError:
+        return 65534, 65534
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class _Worker(threading.Thread):
+    """One judge worker: a thread that owns one sandboxed server for its whole life and runs jobs from the queue."""
+
+    def __init__(self, judge: "Judge", index: int):
+        super().__init__(name=f"codefu-judge-{index}", daemon=True)
+        self.judge = judge
+        self.index = index
+        self.server: SandboxProcess | None = None
+        self.started = threading.Event()
+        self.start_error: BaseException | None = None
+        self.uid = judge._uid_base + index
+        self.log_path = judge._scratch / f"worker-{index}.log"
+
+    # --- the server -----------------------------------------------------------------------------------
+    def _spawn(self) -> None:
+        config = {"mode": self.judge.mode, "uid": self.uid, "gid": self.uid, "seccomp": self.judge.seccomp,
+                  "scratch": str(self.judge._scratch / "none-mode")}
+        if self.judge.mode == "none":
+            config["path_map"] = {"/judge/bin": str(self.judge._bin_dir), "/judge/cache": str(self.judge.cache_root)}
+        argv = server_command(self.judge.mode, self.judge.python, config, self.judge._bin_dir,
+                              self.judge.cache_root)
+        self.server = SandboxProcess(argv, self.log_path, run_as=self.judge._run_as)
+        hello = self.server.hello
+        if self.judge.mode != "none" and self.judge.seccomp and not hello.get("seccomp"):
+            log.warning("judge worker %d: no seccomp filter for machine %s", self.index, hello.get("machine"))
+
+    def _kill_server(self) -> None:
+        if self.server is not None:
+            self.server.close(grace=0.2)
+            self.server = None
+
+    def execute(self, header: dict, blobs: list[bytes], timeout: float) -> tuple[dict, list[bytes]]:
+        """One request to this worker's server; restarts a dead server first. Raises WorkerCrashed/JudgeFailure."""
+        if self.server is None or not self.server.alive:
+            self._kill_server()
+            try:
+                self._spawn()
+            except SandboxUnavailableError as exc:  # it ran before: a judge failure for this sample
+                raise WorkerCrashed(f"restarting the judge sandbox failed: {exc}") from None
+        try:
+            reply, out = self.server.request(header, blobs, timeout)
+        except WorkerCrashed:
+            self._kill_server()
+            raise
+        if not reply.get("ok"):
+            raise JudgeFailure(f"{reply.get('error')}\n{reply.get('traceback', '')}".strip())
+        return reply, out
+
+    @property
+    def baseline(self) -> dict:
+        return self.server.hello if self.server is not None else {}
+
+    def run(self) -> None:
+        try:
+            self._spawn()
+        except BaseException as exc:  # reported to Judge.__init__, which raises it
+            self.start_error = exc
+            self.started.set()
+            return
+        self.started.set()
+        queue = self.judge._queue
+        while True:
+            job = queue.get()
+            if job is None:
+                break
+            fn, args, future = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(self, *args)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+        self._kill_server()
+
+
+_LIVE_JUDGES: "weakref.WeakSet[Judge]" = weakref.WeakSet()
+
+
+class Judge:
+    """A pool of sandboxed workers that judges samples concurrently. Use as a context manager, or call close().
+
+    workers: how many sandboxes (default: the CPU cores this process may use).
+    isolation: "auto" / "bwrap" (bubblewrap; raises SandboxUnavailableError when it cannot work; as root
+        without the needed capabilities, the sandboxes run as `nobody` in user namespaces) or "none" (explicit,
+        loud opt-in to running programs unisolated as the current user).
+    time_multipliers: per-language factors on the problem's time limit, default TIME_MULTIPLIERS.
+    python: the interpreter under /usr that runs Python submissions inside the sandbox.
+    cache_dir: where the precompiled header is kept (default ~/.cache/codefu/judge or $CODEFU_JUDGE_CACHE).
+    """
+
+    def __init__(self, workers: int | None = None, isolation: str = "auto", *, python: str = DEFAULT_PYTHON,
+                 time_multipliers: dict[str, float] | None = None, output_limit_bytes: int = OUTPUT_LIMIT_BYTES,
+                 nproc_limit: int = NPROC_LIMIT, seccomp: bool = True, cache_dir: str | os.PathLike | None = None):
+        if workers is None:
+            workers = _cpu_count()
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be a positive int or None (one per core), got {workers!r}")
+        self.time_multipliers = dict(TIME_MULTIPLIERS)
+        for lang, factor in (time_multipliers or {}).items():
+            if not (isinstance(factor, (int, float)) and factor > 0):
+                raise ValueError(f"time multiplier for {lang!r} must be a positive number, got {factor!r}")
+            self.time_multipliers[normalize_language(lang)] = float(factor)
+        if not (isinstance(output_limit_bytes, int) and output_limit_bytes >= 4096):
+            raise ValueError(f"output_limit_bytes must be an int >= 4096, got {output_limit_bytes!r}")
+        if not (isinstance(nproc_limit, int) and nproc_limit >= 1):
+            raise ValueError(f"nproc_limit must be a positive int, got {nproc_limit!r}")
+        self.mode = resolve_isolation(isolation)
+        self.python = check_python(python)
+        self.output_limit_bytes = output_limit_bytes
+        self.nproc_limit = nproc_limit
+        self.seccomp = seccomp
+        self.cache_root = Path(cache_dir) if cache_dir is not None else cpp.default_cache_root()
+        self.cache_root.mkdir(parents=True, exist_ok=True)
+        self._scratch = Path(tempfile.mkdtemp(prefix="codefu-judge-"))
+        self._scratch.chmod(0o755)
+        self._bin_dir = self._scratch / "bin"
+        self._bin_dir.mkdir(mode=0o755)
+        (self._scratch / "none-mode").mkdir(mode=0o755)
+        # A fresh random uid range per judge: RLIMIT_NPROC counts per uid across the machine, so two judges
+        # (or two workers) must never share one.
+        self._uid_base = random.SystemRandom().randrange(1_000_000, 2_000_000_000, 1024)
+        self._queue: Queue = Queue()
+        self._cache_lock = threading.Lock()
+        self._binaries: OrderedDict[str, tuple[str, str]] = OrderedDict()   # key -> ("ok", path) | ("ce", text)
+        self._python_checks: OrderedDict[str, str | None] = OrderedDict()   # sha -> None | syntax error text
+        self._key_locks: dict[str, threading.Lock] = {}
+        self._pch_include: str | None = None
+        self._pch_ready = False
+        self._closed = False
+        self._owner_pid = os.getpid()
+        self._run_as: tuple[int, int] | None = None  # start the sandboxes as this (uid, gid) instead of ours
+        self._workers: list[_Worker] = []
+        try:
+            self._start_workers(workers)
+        except SandboxUnavailableError as root_error:
+            if self.mode != "root" or isolation == "none":
+                self.close()
+                raise
+            # Root without the capabilities bubblewrap needs (an unprivileged container): run the sandboxes as
+            # `nobody` instead, which bubblewrap isolates with a user namespace, as for any ordinary user.
+            reason = [line for line in str(root_error).splitlines() if line.startswith("bwrap:")] or [str(root_error)]
+            log.warning("judge: bubblewrap cannot run as root here (%s); running the sandboxes as an "
+                        "unprivileged user in user namespaces instead", reason[0][:300])
+            self.mode, self._run_as = "userns", _unprivileged_ids()
+            self.cache_root = self._scratch / "cache"  # ~root is not readable by that user
+            self.cache_root.mkdir(mode=0o755)
+            try:
+                self._start_workers(workers)
+            except SandboxUnavailableError as user_error:
+                self.close()
+                raise SandboxUnavailableError(f"{user_error}\n\nEarlier, as root: {root_error}") from None
+        _LIVE_JUDGES.add(self)
+
+    def _start_workers(self, count: int) -> None:
+        """Starts `count` workers, each with its sandbox; on any failure stops them all and raises."""
+        self._workers = [_Worker(self, i) for i in range(count)]
+        for worker in self._workers:
+            worker.start()
+        for worker in self._workers:
+            worker.started.wait()
+        errors = [w.start_error for w in self._workers if w.start_error is not None]
+        if errors:
+            for worker in self._workers:
+                if worker.start_error is None:
+                    self._queue.put(None)
+            for worker in self._workers:
+                worker.join(timeout=10)
+            self._workers = []
+            if isinstance(errors[0], SandboxUnavailableError):
+                raise errors[0]
+            raise SandboxUnavailableError(f"a judge worker failed to start: {errors[0]!r}") from errors[0]
+
+    # --- lifecycle ----------------------------------------------------------------------------------------
+    @property
+    def workers(self) -> int:
+        return len(self._workers)
+
+    def info(self) -> dict:
+        """What this judge runs with: isolation mode, workers, interpreter, seccomp, multipliers."""
+        hello = self._workers[0].baseline if self._workers else {}
+        return {"isolation": self.mode, "run_as": self._run_as, "workers": self.workers, "python": hello.get("python"),
+                "seccomp": bool(hello.get("seccomp")), "time_multipliers": dict(self.time_multipliers),
+                "wall_factor": WALL_FACTOR, "wall_slack_seconds": WALL_SLACK_SECONDS,
+                "cxx": cpp.compiler_identity(), "pch": self._pch_include}
+
+    def close(self) -> None:
+        """Stops the workers and their sandboxes and deletes the judge's scratch files. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if os.getpid() != self._owner_pid:
+            self._forget()
+            return
+        for _ in self._workers:
+            self._queue.put(None)
+        for worker in self._workers:
+            if worker.is_alive():
+                worker.join(timeout=10)
+        shutil.rmtree(self._scratch, ignore_errors=True)
+        _LIVE_JUDGES.discard(self)
+
+    def _forget(self) -> None:
+        """In a forked child: let go of the parent's sandboxes without stopping them."""
+        self._closed = True
+        for worker in self._workers:
+            if worker.server is not None:
+                worker.server.forget()
+
+    def __enter__(self) -> "Judge":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __getstate__(self):
+        raise TypeError("a Judge owns sandbox processes and cannot be pickled: create one per process or Ray "
+                        "actor, and send it Submission objects (which pickle)")
+
+    # --- limits -------------------------------------------------------------------------------------------
+    def limits(self, language: str, time_limit: float, memory_limit_bytes: int) -> Limits:
+        language = normalize_language(language)
+        cpu = float(time_limit) * self.time_multipliers[language]
+        address_space = memory_limit_bytes + ADDRESS_SPACE_SLACK
+        if language == "python":
+            address_space += int(self._workers[0].baseline.get("baseline_vm", 0) if self._workers else 0)
+        return Limits(cpu, cpu * WALL_FACTOR + WALL_SLACK_SECONDS, memory_limit_bytes, address_space)
+
+    def default_timeout(self, submission: Submission) -> float:
+        """Budget for a whole sample: compilation plus every test at its wall limit, plus some slack."""
+        lim = self.limits(submission.language, submission.time_limit, submission.memory_limit_bytes)
+        return COMPILE_WALL_SECONDS + len(submission.tests) * (lim.wall_seconds + 0.5) + 10.0
+
+    # --- public API -----------------------------------------------------------------------------------------
+    def run(self, language: str, source: str, tests, time_limit: float, memory_limit_bytes: int,
+            stop_at_first_tle: bool = True, *, stop_at_first_failure: bool = False,
+            float_tolerance: float | None = None, timeout: float | None = None) -> SampleResult:
+        """Judges one program on stdin/stdout tests, a list of (input, expected_output) pairs.
+
+        timeout bounds the whole call, waiting for a free worker included; past it the sample is a judge error.
+        """
+        sub = Submission(language, source, tuple(tests), time_limit, memory_limit_bytes, stop_at_first_tle,
+                         stop_at_first_failure, float_tolerance, timeout)
+        budget = sub.timeout or self.default_timeout(sub)
+        deadline = time.monotonic() + budget
+        future = self._submit(self._judge_sample, (sub, deadline))
+        return self._wait(future, deadline, sub)
+
+    def run_many(self, submissions) -> list[SampleResult]:
+        """Judges many samples concurrently on all workers; results in input order.
+
+        Each item is a Submission or a dict of Submission's fields. A sample's timeout starts when a worker
+        picks it up, so a long queue does not turn into judge errors.
+        """
+        subs = []
+        for i, item in enumerate(submissions):
+            if isinstance(item, Submission):
+                subs.append(item)
+            elif isinstance(item, dict):
+                try:
+                    subs.append(Submission(**{**item, "tests": tuple(item.get("tests", ()))}))
+                except (TypeError, ValueError) as exc:
+                    raise type(exc)(f"submission {i}: {exc}") from None
+            else:
+                raise TypeError(f"submission {i} must be a Submission or a dict, got {type(item).__name__}")
+        futures = [self._submit(self._judge_sample, (sub, None)) for sub in subs]
+        return [f.result() for f in futures]
+
+    def run_harness(self, program: str, timeout: float, memory_limit_bytes: int = 1 << 30) -> SampleResult:
+        """Runs a self-checking Python program (HumanEval style: solution + asserts); OK iff it exits with 0.
+
+        timeout is its CPU-time limit in seconds (the wall-clock backstop follows the usual rule).
+        """
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        sub = Submission("python", program, (("", ""),), float(timeout), memory_limit_bytes)
+        deadline = time.monotonic() + self.default_timeout(sub)
+        future = self._submit(self._judge_harness, (sub, deadline))
+        return self._wait(future, deadline, sub)
+
+    # --- plumbing -------------------------------------------------------------------------------------------
+    def _submit(self, fn, args) -> Future:
+        if self._closed:
+            raise RuntimeError("this Judge is closed")
+        if os.getpid() != self._owner_pid:
+            raise RuntimeError("this Judge was created in the parent process and does not work after fork(): "
+                               "create a new Judge in the child, or use get_judge()")
+        future: Future = Future()
+        self._queue.put((fn, args, future))
+        return future
+
+    def _wait(self, future: Future, deadline: float, sub: Submission) -> SampleResult:
+        try:
+            return future.result(timeout=max(0.0, deadline - time.monotonic()) + 1.0)
+        except FutureTimeout:
+            if future.cancel():
+                return SampleResult.judge_failure(
+                    "no judge worker became free within the sample's time budget "
+                    f"({len(self._workers)} workers, all busy)", len(sub.tests), sub.language)
+            return future.result()  # it started: its own deadline bounds it
+
+    def _judge_sample(self, worker: _Worker, sub: Submission, deadline: float | None) -> SampleResult:
+        started = time.monotonic()
+        if deadline is None:
+            deadline = started + (sub.timeout or self.default_timeout(sub))
+        last_error = ""
+        for attempt in (1, 2):
+            try:
+                result = self._judge_once(worker, sub, deadline)
+                result.wall_seconds = time.monotonic() - started
+                return result
+            except (WorkerCrashed, JudgeFailure) as exc:
+                last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("judge worker %d failed (attempt %d): %s", worker.index, attempt, last_error[:500])
+                if time.monotonic() >= deadline:
+                    break
+        return SampleResult.judge_failure(last_error, len(sub.tests), sub.language, time.monotonic() - started)
+
+    def _judge_once(self, worker: _Worker, sub: Submission, deadline: float) -> SampleResult:
+        total = len(sub.tests)
+        if sub.language == "python":
+            error = self._python_syntax_error(worker, sub.source)
+            if error is not None:
+                return SampleResult(Verdict.CE, 0, total, [], error, 0.0, None, sub.language)
+            program = {"kind": "python"}
+        else:
+            status, payload = self._cpp_binary(worker, sub.source)
+            if status == "ce":
+                return SampleResult(Verdict.CE, 0, total, [], payload, 0.0, None, sub.language)
+            program = {"kind": "exec", "argv": [f"/judge/bin/{payload}"]}
+        lim = self.limits(sub.language, sub.time_limit, sub.memory_limit_bytes)
+        source = sub.source.encode("utf-8", "surrogateescape") if sub.language == "python" else b""
+        results: list[TestResult] = []
+        for i, (test_input, expected) in enumerate(sub.tests):
+            if time.monotonic() > deadline:
+                return SampleResult.judge_failure(
+                    f"judging ran past its time budget after {i} of {total} tests (machine overloaded?)",
+                    total, sub.language)
+            reply, out = worker.execute(self._run_header(program, lim, sub.language),
+                                        [test_input.encode("utf-8", "surrogateescape"), source],
+                                        lim.wall_seconds + REQUEST_MARGIN_SECONDS)
+            test = self._test_verdict(worker, reply, out, sub.language, lim, expected, sub.float_tolerance)
+            if test.verdict is Verdict.JUDGE_ERROR:
+                raise JudgeFailure(f"test {i}: {test.note}")
+            results.append(test)
+            if test.verdict is Verdict.TLE and sub.stop_at_first_tle:
+                break
+            if test.verdict is not Verdict.OK and sub.stop_at_first_failure:
+                break
+        passed = sum(t.verdict is Verdict.OK for t in results)
+        failed = [t.verdict for t in results if t.verdict is not Verdict.OK]
+        verdict = Verdict.OK if passed == total else failed[0]
+        return SampleResult(verdict, passed, total, results, "", 0.0, None, sub.language)
+
+    def _judge_harness(self, worker: _Worker, sub: Submission, deadline: float) -> SampleResult:
+        def once():
+            error = self._python_syntax_error(worker, sub.source)
+            if error is not None:
+                return SampleResult(Verdict.CE, 0, 1, [], error, 0.0, None, "python")
+            lim = self.limits("python", sub.time_limit, sub.memory_limit_bytes)
+            reply, out = worker.execute(self._run_header({"kind": "python"}, lim, "python"),
+                                        [b"", sub.source.encode("utf-8", "surrogateescape")],
+                                        lim.wall_seconds + REQUEST_MARGIN_SECONDS)
+            test = self._test_verdict(worker, reply, out, "python", lim, None, None)
+            if test.verdict is Verdict.JUDGE_ERROR:
+                raise JudgeFailure(test.note)
+            return SampleResult(test.verdict, int(test.verdict is Verdict.OK), 1, [test], "", 0.0, None, "python")
+
+        started = time.monotonic()
+        try:
+            result = once()
+        except (WorkerCrashed, JudgeFailure):
+            try:
+                result = once()
+            except (WorkerCrashed, JudgeFailure) as exc:
+                return SampleResult.judge_failure(f"{type(exc).__name__}: {exc}", 1, "python",
+                                                  time.monotonic() - started)
+        result.wall_seconds = time.monotonic() - started
+        return result
+
+    def _run_header(self, program: dict, lim: Limits, language: str) -> dict:
+        return {"op": "run", **program, "cpu": lim.cpu_seconds, "wall": lim.wall_seconds,
+                "as": lim.address_space_bytes, "fsize": self.output_limit_bytes, "nproc": self.nproc_limit,
+                "stack": lim.memory_bytes, "stdout_limit": self.output_limit_bytes, "stderr_limit": STDERR_TAIL}
+
+    def _test_verdict(self, worker: _Worker, reply: dict, out: list[bytes], language: str, lim: Limits,
+                      expected: str | None, float_tolerance: float | None) -> TestResult:
+        stdout, stderr = out[0], out[1]
+        stderr_text = stderr.decode("utf-8", "replace")
+        status = reply.get("status")
+        test = TestResult(Verdict.JUDGE_ERROR, cpu_seconds=reply.get("cpu"), wall_seconds=reply.get("wall", 0.0),
+                          exit_code=reply.get("exit_code"), signal=reply.get("signal"), stderr=stderr_text,
+                          output=stdout[:OUTPUT_HEAD].decode("utf-8", "replace"))
+        if reply.get("maxrss") is not None:
+            baseline = worker.baseline.get("baseline_rss", 0) if language == "python" else 0
+            test.memory_bytes = max(0, int(reply["maxrss"]) - int(baseline))
+        if status == "setup_error":
+            test.note = f"{reply.get('error')}: {stderr_text[-500:]}"
+            return test
+        if status == "exec_error":
+            if reply.get("exec_errno") in (12, 7):  # ENOMEM, E2BIG: the binary does not fit the limit
+                test.verdict, test.note = Verdict.MLE, "the program could not be loaded within the memory limit"
+            else:
+                test.note = f"exec failed with errno {reply.get('exec_errno')}"
+            return test
+        if status == "wall":
+            test.verdict = Verdict.TLE
+            test.note = f"killed by the wall-clock backstop after {lim.wall_seconds:.1f}s"
+            return test
+        sig = test.signal
+        cpu_killed = sig in (signal.SIGPROF, signal.SIGXCPU)  # the CPU timer, or RLIMIT_CPU behind it
+        if cpu_killed or (test.cpu_seconds or 0.0) > lim.cpu_seconds:
+            test.verdict = Verdict.TLE
+            test.note = (f"stopped at the {lim.cpu_seconds:g}s CPU-time limit" if cpu_killed
+                         else f"used {test.cpu_seconds:.2f}s of CPU time, over the {lim.cpu_seconds:g}s limit")
+            return test
+        failed = sig is not None or test.exit_code != 0
+        if test.memory_bytes is not None and test.memory_bytes > lim.memory_bytes:
+            test.verdict, test.note = Verdict.MLE, f"peak memory {test.memory_bytes >> 20} MiB over the limit"
+            return test
+        out_of_memory = failed and any(marker in stderr_text for marker in _OOM_MARKERS[language])
+        if reply.get("stdout_size", 0) >= self.output_limit_bytes or reply.get("stderr_size", 0) >= \
+                self.output_limit_bytes or sig == signal.SIGXFSZ:
+            test.verdict, test.note = Verdict.WA, f"output limit exceeded ({self.output_limit_bytes >> 20} MiB)"
+            return test
+        if sig is not None:
+            test.verdict, test.note = Verdict.RE, f"killed by {signal.Signals(sig).name}"
+            if out_of_memory:
+                test.note += f" after an allocation failed (peak memory {(test.memory_bytes or 0) >> 20} MiB)"
+            return test
+        if test.exit_code != 0:
+            test.verdict, test.note = Verdict.RE, f"exit status {test.exit_code}"
+            if out_of_memory:  # e.g. [0] * 10**18: refused outright, the program never held that much
+                test.note += f" (an allocation failed; peak memory {(test.memory_bytes or 0) >> 20} MiB)"
+            return test
+        if expected is None or outputs_match(stdout, expected, float_tolerance):
+            test.verdict = Verdict.OK
+        else:
+            test.verdict, test.note = Verdict.WA, "output differs from the expected answer"
+        return test
+
+    # --- compilation ------------------------------------------------------------------------------------------
+    def _python_syntax_error(self, worker: _Worker, source: str) -> str | None:
+        """None if the source parses, else the syntax error text. Parsing runs in the sandbox too."""
+        key = cpp.cache_key(source, "python")
+        with self._cache_lock:
+            if key in self._python_checks:
+                self._python_checks.move_to_end(key)
+                return self._python_checks[key]
+        header = {"op": "run", "kind": "python_compile", "cpu": 10.0, "wall": 30.0,
+                  "as": int(worker.baseline.get("baseline_vm", 0)) + (1 << 30), "fsize": 1 << 20, "nproc": 4,
+                  "stack": 64 << 20, "stdout_limit": 0, "stderr_limit": COMPILE_OUTPUT_CHARS}
+        reply, out = worker.execute(header, [b"", source.encode("utf-8", "surrogateescape")], 30.0 + 15.0)
+        status = reply.get("status")
+        if status not in ("exited", "signaled"):
+            raise JudgeFailure(f"checking the Python syntax failed: {reply.get('error')} "
+                               f"{out[1].decode('utf-8', 'replace')[-500:]}")
+        if status == "exited" and reply.get("exit_code") == 0:
+            error = None
+        elif status == "exited" and reply.get("exit_code") == 1:
+            error = out[1].decode("utf-8", "replace").strip() or "SyntaxError"
+        else:
+            error = f"parsing the program failed ({status}, signal {reply.get('signal')}): it is too large or deep"
+        with self._cache_lock:
+            self._remember_locked(self._python_checks, key, error)
+        return error
+
+    def _ensure_pch(self) -> str | None:
+        with self._cache_lock:
+            if self._pch_ready:
+                return self._pch_include
+        pch_dir = cpp.ensure_pch(self.cache_root)  # file-locked; slow only the first time on a machine
+        with self._cache_lock:
+            self._pch_include = f"/judge/cache/{pch_dir.name}" if pch_dir is not None else None
+            self._pch_ready = True
+            return self._pch_include
+
+    def _cpp_binary(self, worker: _Worker, source: str) -> tuple[str, str]:
+        """("ok", binary name under /judge/bin) or ("ce", compiler messages); compiled once per distinct source."""
+        identity = cpp.compiler_identity()
+        if identity is None:
+            raise SandboxUnavailableError("no C++ compiler at /usr/bin/g++: install g++ (scripts/setup_system.sh)")
+        key = cpp.cache_key(source, identity)
+        with self._cache_lock:
+            hit = self._binaries.get(key)
+            if hit is not None:
+                self._binaries.move_to_end(key)
+                return hit
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:  # another worker may be compiling the very same source
+            with self._cache_lock:
+                hit = self._binaries.get(key)
+                if hit is not None:
+                    return hit
+            result = self._compile_cpp(worker, source, key)
+            with self._cache_lock:
+                self._remember_locked(self._binaries, key, result)
+                self._key_locks.pop(key, None)
+            return result
+
+    def _compile_cpp(self, worker: _Worker, source: str, key: str) -> tuple[str, str]:
+        pch_include = self._ensure_pch()
+        header = {"op": "run", "kind": "exec", "argv": cpp.compile_argv(pch_include),
+                  "files": {"solution.cpp": 1}, "collect": "solution", "collect_limit": MAX_BINARY_BYTES,
+                  "cpu": COMPILE_CPU_SECONDS, "wall": COMPILE_WALL_SECONDS, "as": COMPILE_MEMORY_BYTES,
+                  "fsize": 256 << 20, "nproc": 32, "stack": 256 << 20, "stdout_limit": COMPILE_OUTPUT_CHARS,
+                  "stderr_limit": COMPILE_OUTPUT_CHARS * 4}
+        reply, out = worker.execute(header, [b"", source.encode("utf-8", "surrogateescape")],
+                                    COMPILE_WALL_SECONDS + REQUEST_MARGIN_SECONDS)
+        status = reply.get("status")
+        messages = (out[0] + out[1]).decode("utf-8", "replace")
+        if status == "wall" or (status == "signaled" and reply.get("signal") in (signal.SIGXCPU, signal.SIGPROF)):
+            return "ce", f"compilation exceeded its {COMPILE_CPU_SECONDS:g}s limit"
+        if status not in ("exited", "signaled"):
+            raise JudgeFailure(f"running the compiler failed: {reply.get('error')} {messages[-500:]}")
+        if status == "exited" and reply.get("exit_code") == 0 and out[2]:
+            path = self._bin_dir / key
+            tmp = self._bin_dir / f".{key}.{threading.get_ident()}"
+            tmp.write_bytes(out[2])
+            tmp.chmod(0o755)
+            os.replace(tmp, path)
+            return "ok", key
+        if status == "exited" and reply.get("exit_code") == 0:
+            raise JudgeFailure("the compiler succeeded but produced no binary")
+        return "ce", _trim_compiler_output(messages)
+
+    def _remember_locked(self, cache: OrderedDict, key: str, value) -> None:
+        """Stores a cache entry, evicting the oldest beyond CACHE_ENTRIES. The caller holds _cache_lock."""
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > CACHE_ENTRIES:
+            _, old = cache.popitem(last=False)
+            if isinstance(old, tuple) and old[0] == "ok":
+                try:
+                    (self._bin_dir / old[1]).unlink()
+                except OSError:
+                    pass
+
+
+def _trim_compiler_output(text: str) -> str:
+    text = text.replace("solution.cpp:", "").strip()
+    if len(text) > COMPILE_OUTPUT_CHARS:
+        text = text[:COMPILE_OUTPUT_CHARS] + "\n[... compiler output truncated]"
+    return text or "compilation failed"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the process-wide judge
+
+_default_judge: Judge | None = None
+_default_pid: int | None = None
+_default_lock = threading.Lock()
+
+
+def get_judge() -> Judge:
+    """The process-wide judge that `compute_score` uses, started on first use.
+
+    Configured by the environment: CODEFU_JUDGE_WORKERS (default: one per core) and CODEFU_JUDGE_ISOLATION
+    ("auto" or "none"). A forked child gets its own judge on first use; it never touches the parent's.
+    """
+    global _default_judge, _default_pid
+    with _default_lock:
+        if _default_judge is None or _default_pid != os.getpid() or _default_judge._closed:
+            workers = os.environ.get("CODEFU_JUDGE_WORKERS")
+            try:
+                count = int(workers) if workers else None
+            except ValueError:
+                raise ValueError(f"CODEFU_JUDGE_WORKERS must be an integer, got {workers!r}") from None
+            _default_judge = Judge(workers=count, isolation=os.environ.get("CODEFU_JUDGE_ISOLATION", "auto"))
+            _default_pid = os.getpid()
+        return _default_judge
+
+
+def shutdown_default_judge() -> None:
+    """Stops the process-wide judge (registered with atexit; safe to call any time)."""
+    global _default_judge
+    with _default_lock:
+        judge, _default_judge = _default_judge, None
+    if judge is not None:
+        judge.close()
+
+
+def _after_fork_in_child() -> None:
+    global _default_judge, _default_lock
+    _default_lock = threading.Lock()  # it may have been held by a thread that does not exist here
+    for judge in list(_LIVE_JUDGES):
+        judge._forget()
+    _default_judge = None
+
+
+def _close_all_at_exit() -> None:
+    shutdown_default_judge()
+    for judge in list(_LIVE_JUDGES):
+        judge.close()
+
+
+atexit.register(_close_all_at_exit)
+os.register_at_fork(after_in_child=_after_fork_in_child)
