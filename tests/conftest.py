@@ -8,14 +8,23 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
 
 
+SMOKE_PROBLEMS = 8  # the CPU smoke run's scale: the easy problems with the shortest solutions
+
+
 @pytest.fixture(scope="session")
 def easy_python_rows(tmp_path_factory):
-    """verl rows of the easy tier with Python prompts (what the CPU smoke run trains on)."""
-    from codefu_helpers.data import DataConfig, prepare_dataset, read_verl_parquet
+    """verl rows of the smoke run's easy problems with Python prompts, and a parquet file holding them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from codefu_helpers.data import VERL_SCHEMA, DataConfig, load_problems, prepare_dataset, read_verl_parquet
+    from codefu_helpers.sft import smallest_problems
 
     out = tmp_path_factory.mktemp("easy_python")
     report = prepare_dataset(SAMPLE, out, DataConfig(language="python", keep_tiers=("easy",), test_fraction=0.0))
-    return read_verl_parquet(report.files["train"]), Path(report.files["train"])
+    rows = smallest_problems(read_verl_parquet(report.files["train"]), load_problems(SAMPLE), SMOKE_PROBLEMS)
+    pq.write_table(pa.Table.from_pylist(rows, schema=VERL_SCHEMA), out / "smoke.parquet")
+    return rows, out / "smoke.parquet"
 
 
 @pytest.fixture(scope="session")
@@ -23,4 +32,4 @@ def warm_model_dir():
     """The tiny Qwen2 model after the supervised warm start (cached across runs, see sft.warm_started_tiny_model)."""
     from codefu_helpers.sft import warm_started_tiny_model
 
-    return warm_started_tiny_model(str(SAMPLE))
+    return warm_started_tiny_model(str(SAMPLE), max_problems=SMOKE_PROBLEMS)
