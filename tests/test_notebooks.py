@@ -91,7 +91,7 @@ def test_02_reward_validation(run_dir):
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_03_grpo_smoke_test(run_dir):
-    results = results_of(execute_notebook("03_grpo_smoke_test.ipynb", run_dir, {"MAX_STEPS": 3, "EVAL_SAMPLES": 2}))
+    results = results_of(execute_notebook("03_grpo_smoke_test.ipynb", run_dir, {"MAX_STEPS": 3, "SAMPLES_PER_PROMPT": 4, "EVAL_SAMPLES": 2}))
     assert results["model"] == "tiny://qwen2" and results["device"] == "cpu"
     assert results["steps"] == 3 and len(results["history"]) == 3
     assert results["judge_errors"] == 0
@@ -100,3 +100,4 @@ def test_03_grpo_smoke_test(run_dir):
     assert (Path(results["final_model"]) / "model.safetensors").exists()
     assert (run_dir / "figures" / "03_grpo_curves.png").stat().st_size > 0
     assert [m["step"] for m in map(json.loads, (run_dir / "grpo" / "metrics.jsonl").read_text().splitlines())] == [1, 2, 3]
+
