@@ -101,3 +101,23 @@ def test_03_grpo_smoke_test(run_dir):
     assert (run_dir / "figures" / "03_grpo_curves.png").stat().st_size > 0
     assert [m["step"] for m in map(json.loads, (run_dir / "grpo" / "metrics.jsonl").read_text().splitlines())] == [1, 2, 3]
 
+
+@pytest.mark.notebook
+def test_05_evaluation(run_dir):
+    results = results_of(execute_notebook("05_evaluation.ipynb", run_dir,
+                                          {"N_SAMPLES": 2, "KS": [1, 2], "MAX_NEW_TOKENS": 64}))
+    grpo_final = run_dir / "grpo" / "final"
+    expected_trained = str(grpo_final) if (grpo_final / "config.json").exists() else "tiny://qwen2"
+    assert results["base_model"] == "tiny://qwen2" and results["trained_model"] == expected_trained
+    assert results["oracle_pass_at_1"] == 1.0, "the reference solutions must pass: the harness is broken otherwise"
+    assert results["judge_errors"] == 0 and results["problems"] > 0
+    for name in ("base", "trained"):
+        block = results[name]
+        assert block["samples"] == 2 * results["problems"]
+        assert set(block["pass_at_k"]) == {"1", "2"}
+        assert all(0.0 <= b["value"] <= 1.0 and b["ci"][0] <= b["value"] <= b["ci"][1] for b in block["pass_at_k"].values())
+        assert sum(block["verdicts"].values()) == block["samples"]
+        assert Path(results["files"][name]).exists()
+    assert set(results["comparison"]) == {"1", "2"}
+    for figure in results["figures"]:
+        assert Path(figure).stat().st_size > 0
