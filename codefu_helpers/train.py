@@ -58,7 +58,7 @@ def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None
         logger = RunLogger(output_dir, experiment=cfg.tracking.experiment, tracking_uri=cfg.tracking_uri(),
                            run_name=cfg.tracking.run_name or cfg.name, params=cfg.to_dict(),
                            resume_from_step=start if start else None,
-                           mlflow_run_id=getattr(trainer, "resumed_run_id", None) if start else None)
+                           mlflow_run_id=trainer.resumed_run_id if start else None)
     else:
         logger = RunLogger(output_dir, tracking_uri="none", resume_from_step=start if start else None)
     trainer.logger = logger

@@ -153,6 +153,7 @@ class GRPOTrainer:
         self.compute_score = compute_score
         self.logger = logger
         self.step_done = 0  # optimizer steps completed (== training steps)
+        self.resumed_run_id: str | None = None  # MLflow run of the checkpoint `resume` loaded
 
     # -- data ------------------------------------------------------------------------------------------
 
@@ -391,12 +392,6 @@ def _stack(rows: list[torch.Tensor], width: int, device) -> torch.Tensor:
     for i, r in enumerate(rows):
         out[i, :r.shape[0]] = r
     return out
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def pass_rate(model, tokenizer, rows: list[dict], n: int, params: SamplingParams, compute_score: Callable,
