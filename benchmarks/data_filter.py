@@ -85,9 +85,9 @@ def make_dataset(folder: Path, rows: int, scale: float, seed: int = 0) -> dict:
 
 
 def run_stream(dataset: str, out: str, generated: bool) -> dict:
-    from codefu_helpers.data import DataConfig, prepare_dataset
+    from codefu_helpers.data import FilterConfig, prepare_dataset
 
-    report = prepare_dataset(dataset, out, DataConfig(include_generated_tests=generated))
+    report = prepare_dataset(dataset, out, FilterConfig(include_generated_tests=generated))
     return {"kept": report.kept, "dropped": len(report.dropped)}
 
 
@@ -96,11 +96,11 @@ def run_load_all(dataset: str, out: str, generated: bool) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from codefu_helpers.data import VERL_SCHEMA, DataConfig, check_row
+    from codefu_helpers.data import VERL_SCHEMA, FilterConfig, check_row
 
     frame = pd.concat([pd.read_parquet(p) for p in sorted(Path(dataset).glob("*.parquet"))], ignore_index=True)
     rows = frame.to_dict("records")  # the whole dataset as Python objects, next to the frame
-    cfg, seen, kept = DataConfig(include_generated_tests=generated), set(), []
+    cfg, seen, kept = FilterConfig(include_generated_tests=generated), set(), []
     for row in rows:
         for key in ("public_tests", "private_tests", "generated_tests"):
             row[key] = {k: list(v) for k, v in row[key].items()}

@@ -17,8 +17,8 @@ fingerprint per row (rating, statement hash) in memory; kept rows go to a spool 
 split is then decided on the small metadata (stratified by tier, seeded) and the spool is streamed once more into
 `train.parquet` / `test.parquet`. Every dropped row is reported with its position, its name and the reason.
 
-    from codefu_helpers.data import DataConfig, prepare_dataset
-    report = prepare_dataset("data/sample", "runs/data", DataConfig(language="cpp"))
+    from codefu_helpers.data import FilterConfig, prepare_dataset
+    report = prepare_dataset("data/sample", "runs/data", FilterConfig(language="cpp"))
     print(report.summary())
 """
 
@@ -81,7 +81,7 @@ USER_TEMPLATE = (
 
 
 @dataclass
-class DataConfig:
+class FilterConfig:
     """What to keep and how to write it. Every field has a default that matches CodeFu's recipe."""
 
     sources: tuple[str, ...] = ("CODEFORCES",)           # CodeContests source labels to keep
@@ -104,25 +104,25 @@ class DataConfig:
     def validate(self) -> None:
         unknown = [s for s in self.sources if s not in SOURCES.values()]
         if unknown:
-            raise ValueError(f"DataConfig.sources has unknown labels {unknown}; use some of "
+            raise ValueError(f"FilterConfig.sources has unknown labels {unknown}; use some of "
                              f"{sorted(SOURCES.values())}")
         for name, bounds in self.tiers.items():
             if len(bounds) != 2 or bounds[0] > bounds[1]:
-                raise ValueError(f"DataConfig.tiers[{name!r}]={bounds!r} must be (low, high) with low <= high")
+                raise ValueError(f"FilterConfig.tiers[{name!r}]={bounds!r} must be (low, high) with low <= high")
         if self.keep_tiers is not None:
             missing = [t for t in self.keep_tiers if t not in self.tiers]
             if missing:
-                raise ValueError(f"DataConfig.keep_tiers names tiers {missing} that are not in "
+                raise ValueError(f"FilterConfig.keep_tiers names tiers {missing} that are not in "
                                  f"tiers={list(self.tiers)}")
         if self.language not in _LANGUAGE_NAMES:
-            raise ValueError(f"DataConfig.language={self.language!r}: use 'cpp' or 'python'")
+            raise ValueError(f"FilterConfig.language={self.language!r}: use 'cpp' or 'python'")
         if not 0.0 <= self.test_fraction < 1.0:
-            raise ValueError(f"DataConfig.test_fraction={self.test_fraction} must be in [0, 1)")
+            raise ValueError(f"FilterConfig.test_fraction={self.test_fraction} must be in [0, 1)")
         if self.max_prompt_tokens is not None and not self.tokenizer:
-            raise ValueError(f"DataConfig.max_prompt_tokens={self.max_prompt_tokens} needs a tokenizer: set "
-                             "DataConfig.tokenizer to the model id or path whose tokenizer counts the tokens")
+            raise ValueError(f"FilterConfig.max_prompt_tokens={self.max_prompt_tokens} needs a tokenizer: set "
+                             "FilterConfig.tokenizer to the model id or path whose tokenizer counts the tokens")
         if self.min_private_tests < 0:
-            raise ValueError(f"DataConfig.min_private_tests={self.min_private_tests} must be >= 0")
+            raise ValueError(f"FilterConfig.min_private_tests={self.min_private_tests} must be >= 0")
 
 
 @dataclass
@@ -355,7 +355,7 @@ class _TokenCounter:
         return len(self.tokenizer("\n\n".join(m["content"] for m in messages))["input_ids"])
 
 
-def check_row(row: dict, cfg: DataConfig, seen: set[str], count_tokens=None) -> tuple[dict | None, Dropped | None]:
+def check_row(row: dict, cfg: FilterConfig, seen: set[str], count_tokens=None) -> tuple[dict | None, Dropped | None]:
     """Decides one row. Returns (verl row without split, None) to keep it, or (None, Dropped).
 
     `seen` holds statement hashes of the rows kept so far (updated here) for deduplication.
@@ -490,13 +490,13 @@ def split_assignment(tiers: list[str], test_fraction: float, seed: int) -> list[
     return splits
 
 
-def prepare_dataset(dataset: str | Path, output_dir: str | Path, cfg: DataConfig | None = None,
+def prepare_dataset(dataset: str | Path, output_dir: str | Path, cfg: FilterConfig | None = None,
                     progress: bool = False) -> PrepareReport:
     """Filters `dataset` and writes `train.parquet`, `test.parquet`, `dropped.jsonl` and `report.json`.
 
     Memory stays bounded by one record batch plus a fingerprint per row, whatever the dataset size.
     """
-    cfg = cfg or DataConfig()
+    cfg = cfg or FilterConfig()
     cfg.validate()
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -598,7 +598,7 @@ def load_problems(dataset: str | Path, split: str = "train", with_solutions: boo
 
 
 __all__ = [
-    "DataConfig", "Dropped", "PrepareReport", "prepare_dataset", "iter_rows", "check_row", "build_prompt",
+    "FilterConfig", "Dropped", "PrepareReport", "prepare_dataset", "iter_rows", "check_row", "build_prompt",
     "normalise_statement", "statement_hash", "tier_of", "split_assignment", "read_verl_parquet",
     "reference_solutions", "incorrect_solutions", "load_problems", "VERL_SCHEMA", "DEFAULT_TIERS", "SOURCES",
     "LANGUAGES", "MalformedRow",
@@ -620,7 +620,7 @@ def main(argv=None) -> None:
     parser.add_argument("--include-generated-tests", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    cfg = DataConfig(language=args.language, keep_tiers=tuple(args.keep_tiers) if args.keep_tiers else None,
+    cfg = FilterConfig(language=args.language, keep_tiers=tuple(args.keep_tiers) if args.keep_tiers else None,
                      test_fraction=args.test_fraction, tokenizer=args.tokenizer, max_prompt_tokens=args.max_prompt_tokens,
                      include_generated_tests=args.include_generated_tests, seed=args.seed)
     report = prepare_dataset(args.dataset, args.output_dir, cfg, progress=True)

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .benchmarks_data import EvalProblem, defines_function, load_benchmark
+from .eval_datasets import EvalProblem, defines_function, load_benchmark
 
 VERDICTS = ("OK", "WA", "TLE", "MLE", "RE", "CE", "NO_CODE", "JUDGE_ERROR")
 POLICIES = ("model", "gold", "incorrect")

@@ -112,7 +112,7 @@ def warm_started_tiny_model(dataset: str, language: str = "python", tiers: tuple
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .data import DataConfig, prepare_dataset, read_verl_parquet
+    from .data import FilterConfig, prepare_dataset, read_verl_parquet
     from .tiny_model import build_tiny_model, tiny_cache_root
 
     base = build_tiny_model()
@@ -124,7 +124,7 @@ def warm_started_tiny_model(dataset: str, language: str = "python", tiers: tuple
     if (target / "warm_start.json").exists():
         return target
     with tempfile.TemporaryDirectory() as tmp:
-        report = prepare_dataset(dataset, tmp, DataConfig(language=language, keep_tiers=tiers, test_fraction=0.0))
+        report = prepare_dataset(dataset, tmp, FilterConfig(language=language, keep_tiers=tiers, test_fraction=0.0))
         rows = smallest_problems(read_verl_parquet(report.files["train"]), rows_raw, max_problems, language)
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)

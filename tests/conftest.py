@@ -17,11 +17,11 @@ def easy_python_rows(tmp_path_factory):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from codefu_helpers.data import VERL_SCHEMA, DataConfig, load_problems, prepare_dataset, read_verl_parquet
+    from codefu_helpers.data import VERL_SCHEMA, FilterConfig, load_problems, prepare_dataset, read_verl_parquet
     from codefu_helpers.sft import smallest_problems
 
     out = tmp_path_factory.mktemp("easy_python")
-    report = prepare_dataset(SAMPLE, out, DataConfig(language="python", keep_tiers=("easy",), test_fraction=0.0))
+    report = prepare_dataset(SAMPLE, out, FilterConfig(language="python", keep_tiers=("easy",), test_fraction=0.0))
     rows = smallest_problems(read_verl_parquet(report.files["train"]), load_problems(SAMPLE), SMOKE_PROBLEMS)
     pq.write_table(pa.Table.from_pylist(rows, schema=VERL_SCHEMA), out / "smoke.parquet")
     return rows, out / "smoke.parquet"

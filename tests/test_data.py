@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from codefu_helpers import data
-from codefu_helpers.data import DataConfig, check_row, prepare_dataset
+from codefu_helpers.data import FilterConfig, check_row, prepare_dataset
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
@@ -38,7 +38,7 @@ def make_row(**overrides) -> dict:
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory):
     out = tmp_path_factory.mktemp("prepared")
-    report = prepare_dataset(SAMPLE, out, DataConfig(test_fraction=0.2))
+    report = prepare_dataset(SAMPLE, out, FilterConfig(test_fraction=0.2))
     return out, report
 
 
@@ -136,7 +136,7 @@ def test_split_is_stratified_by_tier_and_seeded():
 @pytest.mark.parametrize("rating,tier", [(800, "easy"), (1000, "easy"), (1050, None), (1100, "hard"),
                                          (2200, "hard"), (2300, "expert"), (3500, "expert"), (3600, None)])
 def test_tier_boundaries(rating, tier):
-    kept, dropped = check_row(make_row(cf_rating=rating), DataConfig(), set())
+    kept, dropped = check_row(make_row(cf_rating=rating), FilterConfig(), set())
     if tier is None:
         assert kept is None and dropped.reason == data.OUTSIDE_TIERS and str(rating) in dropped.detail
     else:
@@ -144,7 +144,7 @@ def test_tier_boundaries(rating, tier):
 
 
 def test_keep_tiers_selects_one_tier():
-    cfg = DataConfig(keep_tiers=("hard",))
+    cfg = FilterConfig(keep_tiers=("hard",))
     assert check_row(make_row(cf_rating=1500), cfg, set())[0] is not None
     _, dropped = check_row(make_row(cf_rating=900), cfg, set())
     assert dropped.reason == data.OUTSIDE_TIERS
@@ -160,12 +160,12 @@ def test_keep_tiers_selects_one_tier():
     ({"description": "Look at the figure: <image>"}, data.IMAGE),
 ])
 def test_each_filter_drops_with_its_reason(override, reason):
-    kept, dropped = check_row(make_row(**override), DataConfig(), set())
+    kept, dropped = check_row(make_row(**override), FilterConfig(), set())
     assert kept is None and dropped.reason == reason
 
 
 def test_filters_can_be_turned_off():
-    cfg = DataConfig(sources=("CODEFORCES", "CODECHEF"), drop_interactive=False, drop_images=False, min_private_tests=0)
+    cfg = FilterConfig(sources=("CODEFORCES", "CODECHEF"), drop_interactive=False, drop_images=False, min_private_tests=0)
     for override in ({"source": 1}, {"cf_tags": ["interactive"]}, {"description": "See <image>"},
                      {"private_tests": {"input": [], "output": []}}):
         kept, dropped = check_row(make_row(**override), cfg, set())
@@ -174,28 +174,28 @@ def test_filters_can_be_turned_off():
 
 def test_dedupe_ignores_case_whitespace_and_punctuation():
     seen = set()
-    first, _ = check_row(make_row(), DataConfig(), seen)
+    first, _ = check_row(make_row(), FilterConfig(), seen)
     assert first is not None
     _, dropped = check_row(make_row(name="2_B. Copy", description="  PRINT the sum of\n two integers a and b!  "),
-                           DataConfig(), seen)
+                           FilterConfig(), seen)
     assert dropped.reason == data.DUPLICATE
     other, _ = check_row(make_row(name="3_C. Other", description="Print the product of two integers."),
-                         DataConfig(), seen)
+                         FilterConfig(), seen)
     assert other is not None
-    assert check_row(make_row(name="4_D. Again"), DataConfig(deduplicate=False), seen)[1] is None
+    assert check_row(make_row(name="4_D. Again"), FilterConfig(deduplicate=False), seen)[1] is None
 
 
 def test_generated_tests_and_cap():
-    kept, _ = check_row(make_row(), DataConfig(include_generated_tests=True), set())
+    kept, _ = check_row(make_row(), FilterConfig(include_generated_tests=True), set())
     assert kept["reward_model"]["ground_truth"]["private_tests"]["input"] == ["2 2\n", "5 5\n", "7 1\n"]
-    kept, _ = check_row(make_row(), DataConfig(max_private_tests=1), set())
+    kept, _ = check_row(make_row(), FilterConfig(max_private_tests=1), set())
     assert kept["reward_model"]["ground_truth"]["private_tests"] == {"input": ["2 2\n"], "output": ["4\n"]}
 
 
 def test_missing_time_limit_gets_the_default_and_is_counted(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(make_row(time_limit=None)) + "\n")
-    report = prepare_dataset(path, tmp_path / "out", DataConfig(default_time_limit=3.0, test_fraction=0.0))
+    report = prepare_dataset(path, tmp_path / "out", FilterConfig(default_time_limit=3.0, test_fraction=0.0))
     assert report.defaulted_time_limits == 1
     row = data.read_verl_parquet(tmp_path / "out" / "train.parquet")[0]
     assert row["reward_model"]["ground_truth"]["time_limit"] == 3.0
@@ -216,7 +216,7 @@ def test_prompt_asks_for_reasoning_and_one_final_block_in_the_language():
 ])
 def test_config_errors_name_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):
-        DataConfig(**kwargs).validate()
+        FilterConfig(**kwargs).validate()
 
 
 # ---------------------------------------------------------------------------------------------- bad input
@@ -238,7 +238,7 @@ def test_bad_rows_are_reported_with_index_and_reason_and_do_not_stop_the_run(tmp
     ]
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    report = prepare_dataset(path, tmp_path / "out", DataConfig(test_fraction=0.0))
+    report = prepare_dataset(path, tmp_path / "out", FilterConfig(test_fraction=0.0))
     assert report.rows_read == 9 and report.kept == 2
     malformed = {d.index: d.detail for d in report.dropped if d.reason == data.MALFORMED}
     assert set(malformed) == {1, 2, 3, 4, 5, 6, 7}
@@ -262,7 +262,7 @@ def test_parquet_with_non_utf8_binary_tests_is_reported(tmp_path):
     table = pa.Table.from_pylist(rows)
     assert pa.types.is_binary(table.schema.field("private_tests").type.field("input").type.value_type)
     pq.write_table(table, tmp_path / "train-00000-of-00001.parquet")
-    report = prepare_dataset(tmp_path, tmp_path / "out", DataConfig(test_fraction=0.0))
+    report = prepare_dataset(tmp_path, tmp_path / "out", FilterConfig(test_fraction=0.0))
     assert report.kept == 1
     [bad] = report.dropped
     assert bad.index == 1 and bad.reason == data.MALFORMED and "private_tests[1]" in bad.detail
@@ -303,11 +303,11 @@ def test_token_budget_uses_a_real_tokenizer(tmp_path):
             make_row(name="2_A. Long", description="Add two numbers. " + "This sentence is padding. " * 200)]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    counted = prepare_dataset(path, tmp_path / "a", DataConfig(tokenizer=str(tmp_path / "tok"), test_fraction=0))
+    counted = prepare_dataset(path, tmp_path / "a", FilterConfig(tokenizer=str(tmp_path / "tok"), test_fraction=0))
     short, long = counted.prompt_tokens
     assert short < long
     budget = (short + long) // 2
-    report = prepare_dataset(path, tmp_path / "b", DataConfig(tokenizer=str(tmp_path / "tok"),
+    report = prepare_dataset(path, tmp_path / "b", FilterConfig(tokenizer=str(tmp_path / "tok"),
                                                               max_prompt_tokens=budget, test_fraction=0))
     assert report.kept == 1
     [dropped] = report.dropped

