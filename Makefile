@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 KERNEL := codefu
 
-.PHONY: setup system tutorial test test-fast verl-env sample benchmarks strip clean
+.PHONY: setup system tutorial test test-fast verl-env lab sample benchmarks strip clean
 
 setup: system $(STAMP)
 
@@ -29,6 +29,14 @@ verl-env:
 
 tutorial: setup
 	$(PY) scripts/run_tutorial.py --kernel $(KERNEL)
+
+# JupyterLab on the codefu kernel; prints the URL (with its token) and opens no browser, so it works over SSH or a
+# port forward too. LAB_PORT / LAB_IP change where it listens (default 127.0.0.1:8888).
+LAB_PORT ?= 8888
+LAB_IP ?= 127.0.0.1
+lab: setup
+	$(VENV)/bin/jupyter lab --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) --notebook-dir=notebooks \
+		--MappingKernelManager.default_kernel_name=$(KERNEL) $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 test: setup verl-env
 	$(PY) -m pytest tests

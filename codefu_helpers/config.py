@@ -34,6 +34,8 @@ from codefu_helpers.tiny_model import TINY_MAX_POSITIONS, TINY_MODEL_URIS, TINY_
 
 __all__ = [
     "ConfigError",
+    "check_native_trainer",
+    "native_trainer_problems",
     "ExperimentConfig",
     "ModelConfig",
     "DataConfig",
@@ -70,6 +72,10 @@ class ModelConfig:
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"  # training weights; vLLM uses the same
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     gradient_checkpointing: bool = False  # recompute activations in backward: less memory, ~30% slower
+    # Supervised warm start on the training problems' reference solutions (from data.raw_path) before GRPO:
+    # what lets a tiny CPU model start partly right. 0 disables; the result is cached (codefu_helpers.sft).
+    warm_start_steps: int = 0
+    warm_start_lr: float = 2.0e-3
 
     def resolved_device(self) -> str:
         """`device` with "auto" resolved: cuda when a GPU is visible, else cpu."""
@@ -83,7 +89,11 @@ class ModelConfig:
 @dataclass
 class DataConfig:
     train_path: str = "data/processed/train.parquet"  # verl-schema parquet written by codefu_helpers.data
-    val_path: str | None = "data/processed/test.parquet"
+    val_path: str | None = None  # held-out parquet for validation pass@1 every trainer.test_freq steps
+    tiers: list[str] | None = None  # train only on these tiers of train_path (easy, hard, expert); null: all
+    max_problems: int | None = None  # train on this many problems: the shortest (statement + reference solution)
+    raw_path: str | None = None  # raw CodeContests rows train_path came from: reference solutions for
+                                 # max_problems and model.warm_start_steps (e.g. data/sample)
     max_prompt_length: int = 1024  # tokens after the chat template; longer prompts are dropped
     max_response_length: int = 256  # generation budget in tokens; also the seq-mean-token-sum-norm divisor
     train_batch_size: int = 4  # prompts per GRPO step
@@ -96,7 +106,7 @@ class RolloutConfig:
     n: int = 4  # samples per prompt: the GRPO group size
     temperature: float = 1.0
     top_p: float = 1.0
-    gpu_memory_utilization: float = 0.5  # vllm only: share of device memory for weights + KV cache
+    gpu_memory_utilization: float | None = None  # vllm only: share of device memory for weights + KV cache
     tensor_parallel_size: int = 1  # vllm only: devices per inference engine
     generation_batch_size: int = 32  # hf only: sequences (prompts x n) generated at once; bounds memory
 
@@ -143,6 +153,8 @@ class TrainerConfig:
     gpus_per_node: int = 1  # training devices per host (1 on CPU)
     # native: codefu_helpers.trainer; verl: the same config rendered as verl overrides
     engine: Literal["native", "verl"] = "native"
+    test_freq: int = 0  # validation pass@1 on data.val_path every this many steps (and after the last); 0: never
+    val_samples: int = 1  # samples per validation problem (at rollout.temperature; pass@1 is their mean)
 
 
 @dataclass
@@ -305,6 +317,8 @@ def _type_name(tp) -> str:
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return " or ".join(_type_name(a) for a in args) + " or null"
+    if origin is list:
+        return "a list of " + _type_name(typing.get_args(tp)[0]).removeprefix("a ").removeprefix("an ") + "s"
     return {bool: "true/false", int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
 
 
@@ -325,6 +339,12 @@ def _coerce(value, tp):
                 if ok:
                     return True, converted
         return False, value
+    if origin is list:
+        (item_type,) = typing.get_args(tp)
+        if not isinstance(value, (list, tuple)):
+            return False, value
+        items = [_coerce(v, item_type) for v in value]
+        return all(ok for ok, _ in items), [v for _, v in items]
     if tp is bool:
         return isinstance(value, bool), value
     if tp is int:
@@ -432,6 +452,11 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
              f"{TINY_MAX_POSITIONS} positions: shorten them")
     need(re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", m.device) is not None,
          f"model.device={m.device!r} is not a device: use auto, cpu, cuda or cuda:N")
+    need(m.warm_start_steps >= 0, f"model.warm_start_steps={m.warm_start_steps} must be >= 0 (0: no warm start)")
+    need(m.warm_start_lr > 0, f"model.warm_start_lr={m.warm_start_lr} must be > 0")
+    need(not (m.warm_start_steps and not d.raw_path),
+         f"model.warm_start_steps={m.warm_start_steps} needs the reference solutions: set data.raw_path to the raw "
+         "CodeContests rows that data.train_path was prepared from (e.g. data/sample)")
     need(not (m.dtype == "float16" and m.device == "cpu"),
          "model.dtype='float16' with model.device='cpu': CPU kernels for float16 are slow or missing; "
          "use float32 or bfloat16")
@@ -442,6 +467,19 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(d.max_prompt_length >= 1, f"data.max_prompt_length={d.max_prompt_length} must be >= 1 (tokens)")
     need(d.max_response_length >= 1, f"data.max_response_length={d.max_response_length} must be >= 1 (tokens)")
     need(d.train_batch_size >= 1, f"data.train_batch_size={d.train_batch_size} must be >= 1 (prompts per step)")
+    need(d.tiers is None or (len(d.tiers) > 0 and all(t.strip() for t in d.tiers)),
+         f"data.tiers={d.tiers!r}: list tier names (e.g. [easy]) or null for all tiers")
+    need(d.max_problems is None or d.max_problems >= 1,
+         f"data.max_problems={d.max_problems} must be >= 1, or null for every problem")
+    need(not (d.max_problems and not d.raw_path),
+         f"data.max_problems={d.max_problems} picks the problems with the shortest reference solutions: set "
+         "data.raw_path to the raw CodeContests rows that data.train_path was prepared from (e.g. data/sample)")
+    need(not (t.test_freq > 0 and not d.val_path),
+         f"trainer.test_freq={t.test_freq} validates on data.val_path, which is null: set data.val_path to a held-out "
+         "parquet (notebook 01's test.parquet) or trainer.test_freq=0")
+    need(not (d.val_path and t.test_freq == 0),
+         f"data.val_path={d.val_path!r} is set but trainer.test_freq=0, so it would never be read: set "
+         "trainer.test_freq (e.g. 5) to validate every that many steps, or data.val_path=null")
 
     # rollout
     need(r.n >= 2, f"rollout.n={r.n}: GRPO compares samples within a group, so it needs at least 2 samples per "
@@ -449,7 +487,7 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(r.temperature > 0, f"rollout.temperature={r.temperature} must be > 0: greedy decoding makes every sample "
                             "of a group identical, so all advantages would be 0; use 0.6-1.0")
     need(0 < r.top_p <= 1, f"rollout.top_p={r.top_p} must be in (0, 1]")
-    need(0 < r.gpu_memory_utilization <= 1,
+    need(r.gpu_memory_utilization is None or 0 < r.gpu_memory_utilization <= 1,
          f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} must be in (0, 1]")
     need(r.generation_batch_size >= 1,
          f"rollout.generation_batch_size={r.generation_batch_size} must be >= 1 (sequences per generate call)")
@@ -505,6 +543,8 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(t.total_steps is None or t.total_steps >= 1,
          f"trainer.total_steps={t.total_steps} must be >= 1, or null to run trainer.total_epochs")
     need(t.seed >= 0, f"trainer.seed={t.seed} must be >= 0")
+    need(t.test_freq >= 0, f"trainer.test_freq={t.test_freq} must be >= 0 (0: no validation)")
+    need(t.val_samples >= 1, f"trainer.val_samples={t.val_samples} must be >= 1 (samples per validation problem)")
     need(bool(t.output_dir.strip()), "trainer.output_dir='' is empty: give a directory for checkpoints and the model")
     need(t.nnodes >= 1, f"trainer.nnodes={t.nnodes} must be >= 1")
     need(t.gpus_per_node >= 1, f"trainer.gpus_per_node={t.gpus_per_node} must be >= 1 (use 1 on CPU)")
@@ -516,3 +556,36 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(ck.save_every >= 0, f"checkpoint.save_every={ck.save_every} must be >= 0 (0: only at the end)")
     need(ck.keep_last >= 1, f"checkpoint.keep_last={ck.keep_last} must be >= 1")
     need(bool(tr.experiment.strip()), "tracking.experiment='' is empty: name the MLflow experiment")
+
+
+def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
+    """What a valid config asks for that `codefu_helpers.trainer` does not run (yet): one message per key.
+
+    `validate()` accepts every value that has a meaning, because launchers and renderers read configs they do
+    not run; the trainer calls this and refuses to start rather than silently ignore a key."""
+    problems = []
+    r, t = cfg.rollout, cfg.trainer
+    if t.engine != "native":
+        problems.append(f"trainer.engine={t.engine!r}: the native trainer runs trainer.engine=native; a verl run is "
+                        "started by the SageMaker entry point (codefu_helpers.launch)")
+    if cfg.world_size != 1:
+        problems.append(f"trainer.nnodes x trainer.gpus_per_node = {t.nnodes} x {t.gpus_per_node}: this trainer runs "
+                        "one process on one device; the Ray/FSDP2 worker group is not implemented yet, so set both to 1")
+    if r.backend == "vllm":
+        problems.append("rollout.backend='vllm': the vLLM engine is not wired into the trainer yet; "
+                        "use rollout.backend=hf")
+    if r.backend == "hf" and r.tensor_parallel_size != 1:
+        problems.append(f"rollout.tensor_parallel_size={r.tensor_parallel_size} applies to vLLM only; with "
+                        "rollout.backend=hf set it to 1")
+    if r.backend == "hf" and r.gpu_memory_utilization is not None:
+        problems.append(f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} applies to vLLM only; with "
+                        "rollout.backend=hf set it to null")
+    return problems
+
+
+def check_native_trainer(cfg: ExperimentConfig) -> ExperimentConfig:
+    """Raise ConfigError naming every key the native trainer would otherwise ignore."""
+    problems = native_trainer_problems(cfg)
+    if problems:
+        raise ConfigError(problems)
+    return cfg

@@ -8,7 +8,7 @@ project's trainer read:
     prompt        chat messages [{"role": "system", ...}, {"role": "user", ...}]
     ability       "code"
     reward_model  {"style": "rule", "ground_truth": {name, public_tests, private_tests, time_limit (float s),
-                                                      memory_limit_bytes, cf_rating}}
+                                                      memory_limit_bytes, cf_rating, float_tolerance}}
     extra_info    {index, split, tier, name, cf_rating, language, source_index, prompt_tokens}
 
 Key idea: the full dataset is ~13k rows and several GB, almost all of it test data, so `prepare_dataset` streams.
@@ -20,6 +20,10 @@ split is then decided on the small metadata (stratified by tier, seeded) and the
     from codefu_helpers.data import FilterConfig, prepare_dataset
     report = prepare_dataset("data/sample", "runs/data", FilterConfig(language="cpp"))
     print(report.summary())
+
+`float_tolerance` is the absolute-or-relative error the statement allows for a real-valued answer ("absolute or
+relative error does not exceed 10^{-6}" -> 1e-06), read by `float_tolerance_from_statement`; null when the
+statement allows none, and then the judge compares tokens exactly.
 """
 
 from __future__ import annotations
@@ -148,6 +152,7 @@ class PrepareReport:
     tiers: dict[str, int] = field(default_factory=dict)           # kept problems per tier
     splits: dict[str, int] = field(default_factory=dict)          # rows per output split
     defaulted_time_limits: int = 0
+    float_answers: int = 0                                        # kept problems with a float_tolerance
     files: dict[str, str] = field(default_factory=dict)           # split -> parquet path
 
     def drop_counts(self) -> dict[str, int]:
@@ -160,6 +165,7 @@ class PrepareReport:
         lines.append("  splits: " + ", ".join(f"{s}={n}" for s, n in self.splits.items()))
         if self.defaulted_time_limits:
             lines.append(f"  rows without a time limit (given the default): {self.defaulted_time_limits}")
+        lines.append(f"  float answers (statement allows an absolute/relative error): {self.float_answers}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -331,6 +337,82 @@ def time_limit_seconds(row: dict) -> float | None:
     return seconds if seconds > 0 else None
 
 
+# Float answers. Codeforces statements whose answer is a real number say how far off it may be: "Your answer will
+# be considered correct if its absolute or relative error does not exceed 10^{-6}." The phrase must qualify the
+# error as absolute or relative: a bare "error" (an error message, an error in Vasya's notes) never counts.
+_QUALIFIER = r"(?:absolute|relative)"
+_ERROR_PHRASE = re.compile(
+    rf"\b{_QUALIFIER}(?:(?:\s*/\s*|\s*,\s*|\s+(?:or|and|and/or)\s+)(?:the\s+)?{_QUALIFIER})?"
+    r"\s+(?:errors?|precision|accuracy|inaccuracy|tolerance)\b"
+    rf"|\berrors?\s*\(\s*{_QUALIFIER}")
+# The tolerance itself, in the forms the statements use once lower-cased and with LaTeX's $ removed.
+_TOLERANCE = re.compile(
+    # 10^{-6}, 10^-6, 10^(-6), 10**-6, 2 \cdot 10^{-6}, 1.5 × 10^{-9}
+    r"(?<![\d.])(?:(?P<mantissa>\d+(?:\.\d+)?)\s*(?:\\cdot|\\times|·|×|\*)\s*)?"
+    r"10\s*(?:\^|\*\*)\s*\{?\s*\(?\s*-\s*(?P<power>\d{1,2})(?!\d)"
+    # 1e-6, 1e-06, 1e - 6
+    r"|(?<![\d.])(?P<e_mantissa>\d+(?:\.\d+)?)\s*e\s*-\s*(?P<e_power>\d{1,2})(?!\.?\d)"
+    # "10 - 6": what 10^{-6} became when CodeContests stripped the superscript (and what NFKC makes of 10⁻⁶)
+    r"|(?<![\d.^])10\s*-\s*(?P<flat_power>\d{1,2})(?!\.?\d)"
+    # 0.000001; only with a zero after the point, so that a stray 0.5 in the next sentence is not taken
+    r"|(?<![\d.])(?P<decimal>0\.0+[1-9]\d*)(?!\.?\d)")
+_FORWARD_CHARS = 160   # how far after the phrase the number may be ("... does not exceed 10^{-6}")
+_BACKWARD_CHARS = 80   # and before it, in the same sentence ("answers within 10^{-6} absolute error are accepted")
+_DASHES = re.compile("[\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d]")
+
+
+def _normalise_math(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)  # 10⁻⁶ -> 10-6, full-width digits -> ASCII
+    text = _DASHES.sub("-", text).replace("$", "").replace("\\,", "").replace("\\!", "")
+    text = re.sub(r"<sup>\s*", "^{", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s*</sup>", "}", text, flags=re.IGNORECASE)
+    return re.sub(r"[ \t]+", " ", text).lower()
+
+
+def _tolerance_value(match: re.Match) -> float | None:
+    # through a decimal string, so that 1.5 \cdot 10^{-5} is the float 1.5e-05 and not 1.5000000000000002e-05
+    if match.group("power") is not None:
+        value = float(f"{match.group('mantissa') or 1}e-{match.group('power')}")
+    elif match.group("e_power") is not None:
+        value = float(f"{match.group('e_mantissa')}e-{match.group('e_power')}")
+    elif match.group("flat_power") is not None:
+        value = float(f"1e-{match.group('flat_power')}")
+    else:
+        value = float(match.group("decimal"))
+    return value if 0.0 < value < 1.0 else None
+
+
+def float_tolerance_from_statement(description: str) -> float | None:
+    """The absolute-or-relative error a statement allows for a real-valued answer, or None when it allows none.
+
+    Conservative: it needs an error qualified as absolute or relative ("absolute or relative error", "relative
+    error", "absolute error", "error (absolute or relative)") and a tolerance written as 10^{-k}, c·10^{-k}, 1e-k,
+    "10 - k" (LaTeX stripped) or 0.0...1 within the next 160 characters of the same paragraph, or failing that
+    earlier in the same sentence. Anything else, an image in place of the number included, gives None: the answer
+    is then checked token by token, exactly.
+
+    >>> float_tolerance_from_statement("Correct if its absolute or relative error does not exceed 10^{-6}.")
+    1e-06
+    >>> float_tolerance_from_statement("If there is no answer, print an error message.") is None
+    True
+    """
+    text = _normalise_math(description)
+    for phrase in _ERROR_PHRASE.finditer(text):
+        after = text[phrase.end():phrase.end() + _FORWARD_CHARS]
+        after = re.split(r"\n\s*\n", after, maxsplit=1)[0]
+        for match in _TOLERANCE.finditer(after):
+            value = _tolerance_value(match)
+            if value is not None:
+                return value
+        before = text[max(0, phrase.start() - _BACKWARD_CHARS):phrase.start()]
+        before = re.split(r"\n|\.\s", before)[-1]
+        for match in reversed(list(_TOLERANCE.finditer(before))):
+            value = _tolerance_value(match)
+            if value is not None:
+                return value
+    return None
+
+
 def build_prompt(description: str, time_limit: float, memory_limit_bytes: int, language: str) -> list[dict]:
     """Chat messages asking for reasoning followed by one final fenced code block."""
     language_name, fence = _LANGUAGE_NAMES[language]
@@ -416,6 +498,7 @@ def check_row(row: dict, cfg: FilterConfig, seen: set[str], count_tokens=None) -
                 "time_limit": float(time_limit or cfg.default_time_limit),
                 "memory_limit_bytes": int(row["memory_limit_bytes"]),
                 "cf_rating": int(rating),
+                "float_tolerance": float_tolerance_from_statement(description),
             },
         },
         "extra_info": {
@@ -440,6 +523,7 @@ VERL_SCHEMA = pa.schema([
         ("ground_truth", pa.struct([
             ("name", pa.string()), ("public_tests", _TESTS), ("private_tests", _TESTS),
             ("time_limit", pa.float64()), ("memory_limit_bytes", pa.int64()), ("cf_rating", pa.int64()),
+            ("float_tolerance", pa.float64()),  # null: exact tokens; see float_tolerance_from_statement
         ])),
     ])),
     ("extra_info", pa.struct([
@@ -535,6 +619,7 @@ def prepare_dataset(dataset: str | Path, output_dir: str | Path, cfg: FilterConf
             if info["prompt_tokens"] is not None:
                 report.prompt_tokens.append(info["prompt_tokens"])
             report.defaulted_time_limits += int(info["time_limit_defaulted"])
+            report.float_answers += int(verl_row["reward_model"]["ground_truth"]["float_tolerance"] is not None)
         spool.close()
         report.kept = spool.count
         report.tiers = dict(sorted(Counter(kept_tiers).items()))
@@ -601,7 +686,7 @@ __all__ = [
     "FilterConfig", "Dropped", "PrepareReport", "prepare_dataset", "iter_rows", "check_row", "build_prompt",
     "normalise_statement", "statement_hash", "tier_of", "split_assignment", "read_verl_parquet",
     "reference_solutions", "incorrect_solutions", "load_problems", "VERL_SCHEMA", "DEFAULT_TIERS", "SOURCES",
-    "LANGUAGES", "MalformedRow",
+    "LANGUAGES", "MalformedRow", "float_tolerance_from_statement",
 ]
 
 
@@ -612,9 +697,10 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m codefu_helpers.data", description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="data/sample", help="local folder/file or HF id (deepmind/code_contests)")
     parser.add_argument("--output-dir", required=True)
-    parser.add_argument("--language", default="cpp", choices=sorted(_LANGUAGE_NAMES))
+    parser.add_argument("--language", default="cpp", choices=sorted(_LANGUAGE_NAMES),
+                        help="language the prompts ask for: cpp (CodeFu-7B) or python (the CPU tutorial)")
     parser.add_argument("--keep-tiers", nargs="*", default=None, help="e.g. easy (default: all tiers)")
-    parser.add_argument("--test-fraction", type=float, default=0.1)
+    parser.add_argument("--test-fraction", type=float, default=0.2, help="held-out share of each tier (notebook 01: 0.2)")
     parser.add_argument("--tokenizer", default=None)
     parser.add_argument("--max-prompt-tokens", type=int, default=None)
     parser.add_argument("--include-generated-tests", action="store_true")

@@ -72,6 +72,7 @@ class EvalProblem:
     n_public: int = 0                                # how many of `tests` are public (shown in the statement)
     time_limit: float = 2.0                          # seconds per test (for a harness: for the whole run)
     memory_limit_bytes: int = 256_000_000
+    float_tolerance: float | None = None             # numbers within this absolute-or-relative error pass; None: exact
     tier: str = ""                                   # difficulty tier: easy/hard/expert, bronze..platinum, ...
     rating: int | None = None                        # Codeforces rating where known
     harness: str = ""                                # "" (stdin/stdout), "humaneval" or "functional"
@@ -91,6 +92,9 @@ class EvalProblem:
             raise ValueError(f"problem {self.problem_id!r} has no tests: it cannot be judged")
         if not 0 <= self.n_public <= len(self.tests):
             raise ValueError(f"problem {self.problem_id!r}: n_public={self.n_public} but {len(self.tests)} tests")
+        if self.float_tolerance is not None and not 0 <= self.float_tolerance < 1:
+            raise ValueError(f"problem {self.problem_id!r}: float_tolerance={self.float_tolerance!r} must be in [0, 1) "
+                             "(an allowed error such as 1e-06) or None")
 
 
 # ---------------------------------------------------------------------------------------------------- dispatch
@@ -181,6 +185,22 @@ def _raw_solutions(rows: list[dict], sources_dir: Path | None) -> dict[str, tupl
     return out
 
 
+def problem_from_verl_row(row: dict) -> EvalProblem:
+    """One row of the data step's verl parquet (what the trainer reads) as a problem to evaluate on."""
+    from .reward import parse_float_tolerance
+
+    gt, info = row["reward_model"]["ground_truth"], row.get("extra_info") or {}
+    public, private = _pairs(gt.get("public_tests")), _pairs(gt.get("private_tests"))
+    return EvalProblem(
+        benchmark="codecontests", problem_id=str(gt.get("name") or info.get("name")), name=str(gt.get("name")),
+        prompt=[dict(m) for m in row["prompt"]], language=info.get("language") or "cpp",
+        tests=tuple(public + private), n_public=len(public), time_limit=float(gt["time_limit"]),
+        memory_limit_bytes=int(gt["memory_limit_bytes"]),
+        float_tolerance=parse_float_tolerance(gt.get("float_tolerance")),  # absent in parquets from before it
+        tier=info.get("tier") or "",
+        rating=gt.get("cf_rating"), extra={"source_index": info.get("source_index")})
+
+
 def load_codecontests(dataset: str | Path, *, language: str | None = None, split: str = "train",
                       keep_tiers: tuple[str, ...] | None = None, include_generated_tests: bool = False,
                       solutions_from: str | Path | None = None, sources_dir: str | Path | None = "auto",
@@ -202,20 +222,14 @@ def load_codecontests(dataset: str | Path, *, language: str | None = None, split
 
         problems = []
         for row in read_verl_parquet(path):
-            gt, info = row["reward_model"]["ground_truth"], row.get("extra_info") or {}
+            info = row.get("extra_info") or {}
             if language is not None and info.get("language") not in (None, language):
                 raise ValueError(f"{path} asks for {info.get('language')!r} in its prompts, not language="
                                  f"{language!r}: prepare the split again with FilterConfig(language={language!r}) "
                                  "or leave language unset")
             if keep_tiers is not None and info.get("tier") not in keep_tiers:
                 continue
-            public, private = _pairs(gt.get("public_tests")), _pairs(gt.get("private_tests"))
-            problems.append(EvalProblem(
-                benchmark="codecontests", problem_id=str(gt.get("name") or info.get("name")), name=str(gt.get("name")),
-                prompt=[dict(m) for m in row["prompt"]], language=info.get("language") or "cpp",
-                tests=tuple(public + private), n_public=len(public), time_limit=float(gt["time_limit"]),
-                memory_limit_bytes=int(gt["memory_limit_bytes"]), tier=info.get("tier") or "",
-                rating=gt.get("cf_rating"), extra={"source_index": info.get("source_index")}))
+            problems.append(problem_from_verl_row(row))
         if solutions_from is not None:
             raw = load_problems(solutions_from, split=split)
             found = _raw_solutions(raw, _resolve_sources(solutions_from, sources_dir))
@@ -247,7 +261,8 @@ def load_codecontests(dataset: str | Path, *, language: str | None = None, split
             benchmark="codecontests", problem_id=str(row["name"]), name=str(row["name"]), prompt=verl_row["prompt"],
             language=cfg.language, tests=tuple(public + private + generated), n_public=len(public),
             time_limit=float(gt["time_limit"]), memory_limit_bytes=int(gt["memory_limit_bytes"]),
-            tier=info["tier"], rating=int(gt["cf_rating"]), extra={"source_index": index}))
+            float_tolerance=gt["float_tolerance"], tier=info["tier"], rating=int(gt["cf_rating"]),
+            extra={"source_index": index}))
         if max_problems is not None and len(problems) >= max_problems:
             break
     found = _raw_solutions(raw_rows, sources)
@@ -494,5 +509,5 @@ def defines_function(code: str, name: str) -> bool:
     return re.search(_DEF.format(name=re.escape(name)), code, re.MULTILINE) is not None
 
 
-__all__ = ["EvalProblem", "BENCHMARKS", "load_benchmark", "load_codecontests", "load_humaneval", "load_usaco",
+__all__ = ["EvalProblem", "BENCHMARKS", "load_benchmark", "load_codecontests", "problem_from_verl_row", "load_humaneval", "load_usaco",
            "load_livecodebench", "decode_test_cases", "default_sources_dir", "defines_function"]

@@ -3,7 +3,7 @@ tier and per verdict, and two checkpoints compared with bootstrap confidence int
 
     python -m codefu_helpers.evaluate --dataset runs/notebooks/data/test.parquet --model tiny://qwen2 \
         --n 10 --output-dir runs/eval/base
-    python -m codefu_helpers.evaluate --dataset runs/notebooks/data/test.parquet --model runs/notebooks/grpo/final \
+    python -m codefu_helpers.evaluate --dataset runs/notebooks/data/test.parquet --model runs/notebooks/grpo/model \
         --n 10 --output-dir runs/eval/trained --compare-to runs/eval/base
     python -m codefu_helpers.evaluate --dataset data/sample --policy gold --output-dir runs/eval/gold   # oracle
     python -m codefu_helpers.evaluate --dataset humaneval --model smollm2://135m-instruct --n 5 --output-dir ...
@@ -259,7 +259,8 @@ def _total(problem: EvalProblem) -> int:
 
 def _judge_tests(judge, problem: EvalProblem, language: str, code: str, stop_at_first_failure: bool) -> Judged:
     result = judge.run(language, code, problem.tests, problem.time_limit, problem.memory_limit_bytes,
-                       stop_at_first_tle=True, stop_at_first_failure=stop_at_first_failure)
+                       stop_at_first_tle=True, stop_at_first_failure=stop_at_first_failure,
+                       float_tolerance=problem.float_tolerance)
     verdicts = [t.verdict.value for t in result.tests]
     public = verdicts[:problem.n_public]
     public_pass = len(public) == problem.n_public and all(v == "OK" for v in public) and result.verdict.value != "CE"
@@ -745,9 +746,22 @@ def run_evaluation(dataset, *, model: str | None = None, policy: str = "model", 
     else:
         evaluation = evaluate_references(problems, policy, cfg, judge=judge, progress=progress)
     evaluation.summary["dataset"] = dataset if not isinstance(dataset, list) else f"{len(dataset)} problems"
+    record = training_record(model) if policy == "model" and model else None
+    if record is not None:  # a model this project trained: say which of these problems it practised on
+        names = {p.name for p in problems}
+        evaluation.summary["trained_on"] = {"start_model": record.get("start_model"),
+                                            "seen_problems": sorted(names & set(record.get("train_problems", [])))}
     if output_dir is not None:
         evaluation.save(output_dir)
     return evaluation
+
+
+def training_record(model: str) -> dict | None:
+    """The `codefu_training.json` the trainer writes beside a final model (problems trained on, start model)."""
+    from .trainer import TRAINING_RECORD
+
+    path = Path(model) / TRAINING_RECORD
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def headline(summary: dict) -> str:
@@ -827,6 +841,10 @@ def main(argv=None) -> int:
     print("verdicts:", {v: n for v, n in summary["verdicts"].items() if n})
     timing = summary["timing"]
     print(f"throughput: {timing['problems_per_minute']} problems/min, {timing['samples_per_minute']} samples/min")
+    seen = summary.get("trained_on", {}).get("seen_problems")
+    if seen:
+        print(f"note: the model was trained on {len(seen)} of these problems (e.g. {seen[:3]}): this measures "
+              "what it practised, not generalisation")
     print(f"wrote {Path(args.output_dir) / SAMPLES_FILE} and {Path(args.output_dir) / SUMMARY_FILE}")
     if args.compare_to:
         comparison = compare(Evaluation.load(args.compare_to), evaluation, cfg.ks, n_bootstrap=cfg.n_bootstrap,

@@ -143,7 +143,27 @@ def parse_ground_truth(ground_truth) -> dict:
         raise ValueError(f"ground_truth['memory_limit_bytes'] must be an int, got {memory!r}") from None
     return {"name": ground_truth.get("name", ""), "public_tests": _tests(ground_truth, "public_tests"),
             "private_tests": _tests(ground_truth, "private_tests"), "time_limit": time_limit,
-            "memory_limit_bytes": memory}
+            "memory_limit_bytes": memory, "float_tolerance": parse_float_tolerance(ground_truth.get("float_tolerance"))}
+
+
+def parse_float_tolerance(value) -> float | None:
+    """ground_truth['float_tolerance'] checked: None (absent or null: answers are compared exactly) or a number in
+    [0, 1), the absolute-or-relative error the statement allows. NaN counts as null (pandas' missing float)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, str, bytes)):
+        raise ValueError(f"ground_truth['float_tolerance'] must be a number in [0, 1) or null, got {value!r}")
+    try:
+        tolerance = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"ground_truth['float_tolerance'] must be a number in [0, 1) or null, got {value!r}") \
+            from None
+    if math.isnan(tolerance):
+        return None
+    if not 0 <= tolerance < 1:
+        raise ValueError(f"ground_truth['float_tolerance'] must be in [0, 1) (an error such as 1e-06) or null, "
+                         f"got {value!r}")
+    return tolerance
 
 
 def _mode(reward_mode: str) -> str:
@@ -211,6 +231,8 @@ def _prepare(solution_str, ground_truth, extra_info, reward_mode, language, floa
         return mode, None, _result(0.0 if mode == "binary" else NO_CODE_REWARD, "no_code", mode, "", None,
                                    len(tests))
     lang, code = extracted
+    if float_tolerance is None:  # an explicit argument wins over what the data step read from the statement
+        float_tolerance = gt["float_tolerance"]
     sub = Submission(lang, code, tuple(tests), gt["time_limit"], gt["memory_limit_bytes"], stop_at_first_tle=True,
                      stop_at_first_failure=(mode == "binary"), float_tolerance=float_tolerance, timeout=timeout)
     return mode, sub, None
@@ -225,7 +247,9 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, *, r
     ground_truth: the data step's dict (or its JSON). extra_info: verl's extra_info; its "language" is the
     language assumed for an untagged code block. reward_mode: see the module docstring. timeout: seconds for
     the whole call (default: derived from the number of tests and the time limit). judge: a Judge to use
-    instead of the process-wide one. Other keyword arguments that verl passes are accepted and ignored.
+    instead of the process-wide one. float_tolerance: accept numbers within this absolute-or-relative error;
+    None takes ground_truth's `float_tolerance` (what the statement allows; absent or null: exact tokens).
+    Other keyword arguments that verl passes are accepted and ignored.
     """
     mode, sub, early = _prepare(solution_str, ground_truth, extra_info, reward_mode, language, float_tolerance,
                                 timeout)

@@ -97,13 +97,16 @@ def smallest_problems(verl_rows: list[dict], raw_rows: list[dict], k: int | None
     return [r for r in verl_rows if id(r) in chosen]
 
 
-def warm_started_tiny_model(dataset: str, language: str = "python", tiers: tuple[str, ...] = ("easy",),
-                            steps: int = 80, lr: float = 2e-3, batch_size: int = 4, seed: int = 0,
-                            max_problems: int | None = 8) -> Path:
-    """The tiny model after `supervised_warm_start` on `dataset`'s reference solutions, cached on disk.
+def warm_started_model(base: str, rows: list[dict], raw_dataset: str, steps: int = 80, lr: float = 2e-3,
+                       batch_size: int = 4, seed: int = 0) -> Path:
+    """`base` after `supervised_warm_start` on the reference solutions of exactly `rows` (the training problems),
+    cached on disk.
 
-    The result depends only on the arguments, the tiny model and the data, so notebook 03 and the tests share
-    one build (under the tiny-model cache, see `codefu_helpers.tiny_model.tiny_cache_root`).
+    base: an HF id, a local directory or tiny://qwen2. rows: verl rows (what GRPO will train on). raw_dataset:
+    the raw CodeContests rows they were prepared from (the verl rows carry tests, not solutions). The language is
+    the one the rows' prompts ask for. The result depends only on these arguments, so notebook 03, the training
+    CLI (`model.warm_start_steps`) and the tests share one build under the model cache
+    (`codefu_helpers.tiny_model.tiny_cache_root`).
     """
     import hashlib
     import json
@@ -112,30 +115,38 @@ def warm_started_tiny_model(dataset: str, language: str = "python", tiers: tuple
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .data import FilterConfig, prepare_dataset, read_verl_parquet
-    from .tiny_model import build_tiny_model, tiny_cache_root
+    from .tiny_model import resolve_model_path, tiny_cache_root
 
-    base = build_tiny_model()
-    rows_raw = load_problems(dataset)
-    key_src = json.dumps({"recipe": 3, "max_problems": max_problems, "base": base.name, "rows": [r["name"] for r in rows_raw], "language": language,
-                          "tiers": list(tiers), "steps": steps, "lr": lr, "batch_size": batch_size, "seed": seed,
-                          "data": hashlib.sha256(json.dumps(rows_raw, sort_keys=True).encode()).hexdigest()})
+    languages = {(r.get("extra_info") or {}).get("language") for r in rows}
+    if len(languages) != 1 or None in languages:
+        raise ValueError(f"the training rows ask for languages {sorted(map(str, languages))}: a warm start needs rows "
+                         "of one language, as written by one run of codefu_helpers.data")
+    (language,) = languages
+    resolved = resolve_model_path(base)
+    rows_raw = load_problems(raw_dataset)
+    names = sorted(r["reward_model"]["ground_truth"]["name"] for r in rows)
+    by_name = {r["name"]: r for r in rows_raw}
+    key_src = json.dumps({"recipe": 4, "base": str(resolved), "problems": names, "language": language, "steps": steps,
+                          "lr": lr, "batch_size": batch_size, "seed": seed,
+                          "data": hashlib.sha256(json.dumps([by_name.get(n) for n in names], sort_keys=True,
+                                                            default=str).encode()).hexdigest()})
     target = tiny_cache_root() / f"warm-{hashlib.sha256(key_src.encode()).hexdigest()[:16]}"
     if (target / "warm_start.json").exists():
         return target
-    with tempfile.TemporaryDirectory() as tmp:
-        report = prepare_dataset(dataset, tmp, FilterConfig(language=language, keep_tiers=tiers, test_fraction=0.0))
-        rows = smallest_problems(read_verl_parquet(report.files["train"]), rows_raw, max_problems, language)
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForCausalLM.from_pretrained(base)
+    pairs = sft_pairs(rows, rows_raw, language)
+    tokenizer = AutoTokenizer.from_pretrained(resolved)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(resolved)
     torch.manual_seed(seed)
-    losses = supervised_warm_start(model, tokenizer, sft_pairs(rows, rows_raw, language), steps=steps, lr=lr,
-                                   batch_size=batch_size, seed=seed)
+    losses = supervised_warm_start(model, tokenizer, pairs, steps=steps, lr=lr, batch_size=batch_size, seed=seed)
+    target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".warm-", dir=target.parent))
     staging.chmod(0o755)  # the cache may be shared (a notebook server's users)
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
-    (staging / "warm_start.json").write_text(json.dumps({"key": key_src, "losses": losses}))
+    (staging / "warm_start.json").write_text(json.dumps({"key": json.loads(key_src), "problems": names,
+                                                         "losses": losses}))
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     return target

@@ -5,7 +5,10 @@
     python -m codefu_helpers.train --config configs/ci_tiny.yaml --output-dir runs/tiny --set optim.lr=1e-4
 
 Writes DIR/config.yaml (the resolved config), DIR/metrics.jsonl (one JSON object per step), DIR/checkpoints/
-(resumable), DIR/final (the trained model in HF format) and DIR/mlflow.db unless tracking says otherwise.
+(resumable), DIR/model (the trained model in HF format, with codefu_training.json: the problems trained on and
+the model GRPO started from) and DIR/mlflow.db unless tracking says otherwise.
+
+    python -m codefu_helpers.train --config configs/cpu_learn.yaml --output-dir runs/learn   # watch pass rate rise
 `--stop-after-step K` stops after step K as if interrupted (the schedule is unchanged), for resume tests.
 """
 
@@ -25,6 +28,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in the output dir")
     parser.add_argument("--stop-after-step", type=int, default=None, help="stop after this step (simulates an interruption)")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides, e.g. optim.lr=1e-5")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="validate and print what would run, then exit: for trainer.engine=verl the verl overrides "
+                             "(one key=value per line), else the resolved config as YAML")
     return parser.parse_args(argv)
 
 
@@ -39,21 +45,23 @@ def load_config(args: argparse.Namespace) -> ExperimentConfig:
 
 
 def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None = None) -> Path:
-    from .data import read_verl_parquet
+    from .config import check_native_trainer
     from .tracking import RunLogger
-    from .trainer import GRPOTrainer
+    from .trainer import GRPOTrainer, prepare_training
 
+    check_native_trainer(cfg)
     output_dir = Path(cfg.trainer.output_dir)
-    train_path = Path(cfg.data.train_path)
-    if not train_path.exists():
-        raise SystemExit(f"data.train_path={str(train_path)!r} does not exist. Write it with notebook 01 or:\n"
-                         f"  python -m codefu_helpers.data --dataset data/sample --output-dir {train_path.parent}")
+    try:
+        data = prepare_training(cfg)
+    except (FileNotFoundError, ValueError) as exc:
+        raise SystemExit(str(exc)) from None
     output_dir.mkdir(parents=True, exist_ok=True)
     cfg.to_yaml(output_dir / "config.yaml")
-    rows = read_verl_parquet(train_path)
-    trainer = GRPOTrainer(cfg, rows, output_dir)
+    print(f"training on {len(data.rows)} problems from {cfg.data.train_path}"
+          + (f", validating on {len(data.val_rows)} from {cfg.data.val_path}" if data.val_rows else "")
+          + f"; GRPO starts from {data.start_model}", flush=True)
+    trainer = GRPOTrainer(cfg, data.rows, output_dir, val_rows=data.val_rows, start_model=data.start_model)
     start = trainer.resume() if (resume or cfg.checkpoint.resume) else 0
-    logger = None
     if cfg.tracking.backend == "mlflow":
         logger = RunLogger(output_dir, experiment=cfg.tracking.experiment, tracking_uri=cfg.tracking_uri(),
                            run_name=cfg.tracking.run_name or cfg.name, params=cfg.to_dict(),
@@ -71,9 +79,23 @@ def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None
     return output_dir
 
 
+def dry_run(cfg: ExperimentConfig) -> None:
+    """Prints what `run` would start, on stdout and nothing else: verl overrides, or the resolved config."""
+    if cfg.trainer.engine == "verl":
+        from .launch.verl_engine import verl_overrides
+
+        print("\n".join(verl_overrides(cfg)))
+    else:
+        print(cfg.to_yaml(), end="")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    run(load_config(args), resume=args.resume, stop_after_step=args.stop_after_step)
+    cfg = load_config(args)
+    if args.dry_run:
+        dry_run(cfg)
+        return 0
+    run(cfg, resume=args.resume, stop_after_step=args.stop_after_step)
     return 0
 
 

@@ -21,6 +21,7 @@ the response positions only.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import random
 import time
@@ -31,8 +32,10 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
+from torch.utils.checkpoint import checkpoint
 
 from . import grpo
+from .config import check_native_trainer
 from .checkpoint import (TrainerState, latest_checkpoint, load_trainer_state, restore_optimizer_and_rng,
                          save_checkpoint, save_hf_model)
 from .rollout import Group, HFRollout, Sample, SamplingParams
@@ -71,26 +74,58 @@ def pack(samples: list[Sample], pad_id: int, device: torch.device | str = "cpu",
                        torch.tensor(mask, device=device, dtype=torch.float32), width)
 
 
+# Bytes of float32 logits one chunk of the vocabulary projection may hold: (rows, V) * 4 <= this.
+LOGITS_CHUNK_BYTES = 64 << 20
+
+
 def response_log_probs(model, batch: PackedBatch, temperature: float = 1.0, with_entropy: bool = False,
                        entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Log-probs (B, T) of the response tokens under `model` (sampling temperature applied), and entropy (B, T).
+    """Log-probs (B, T) of the response tokens under `model` at the sampling temperature, and entropy (B, T).
 
-    The entropy carries a gradient only with `entropy_grad` (an entropy bonus); otherwise it is a metric."""
+    The full (B, T, V) logits are never materialised: the decoder's hidden states at the response positions are
+    projected onto the vocabulary a chunk of rows at a time (`LOGITS_CHUNK_BYTES` of float32 logits), temperature
+    applied inside the chunk, and with a gradient each chunk is checkpointed so backward recomputes its logits
+    instead of keeping them. The entropy carries a gradient only with `entropy_grad` (an entropy bonus).
+    """
     T = batch.response_ids.shape[1]
-    out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, position_ids=batch.position_ids,
-                logits_to_keep=T + 1, use_cache=False)
-    logits = out.logits[:, :-1].float()  # (B, T, V): position P-1+t predicts response token t
-    if temperature != 1.0:
-        logits = logits / temperature
-    log_probs = grpo.token_log_probs(logits, batch.response_ids)
-    entropy = None
-    if with_entropy:
-        if entropy_grad:
-            entropy = grpo.token_entropy(logits)
-        else:
-            with torch.no_grad():
-                entropy = grpo.token_entropy(logits.detach())
+    decoder, head = _decoder_and_head(model)
+    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                     position_ids=batch.position_ids, use_cache=False).last_hidden_state  # (B, P + T, H)
+    hidden = hidden[:, -(T + 1):-1]  # (B, T, H): position P-1+t predicts response token t
+    B, _, H = hidden.shape
+    flat, ids = hidden.reshape(B * T, H), batch.response_ids.reshape(B * T)
+    rows = max(1, LOGITS_CHUNK_BYTES // (4 * head.weight.shape[0]))
+    needs_grad = torch.is_grad_enabled() and flat.requires_grad
+
+    def chunk(h: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        z = head(h).float()  # (rows, V)
+        if temperature != 1.0:
+            z = z / temperature
+        lse = torch.logsumexp(z, dim=-1)
+        log_prob = z.gather(-1, y[:, None])[:, 0] - lse
+        if not with_entropy:
+            return log_prob, lse.new_zeros(())
+        entropy = lse - (torch.softmax(z, dim=-1) * z).sum(-1)
+        return log_prob, entropy if entropy_grad else entropy.detach()
+
+    parts = [checkpoint(chunk, flat[i:i + rows], ids[i:i + rows], use_reentrant=False) if needs_grad
+             else chunk(flat[i:i + rows], ids[i:i + rows]) for i in range(0, B * T, rows)]
+    log_probs = torch.cat([lp for lp, _ in parts]).reshape(B, T)
+    entropy = torch.cat([e for _, e in parts]).reshape(B, T) if with_entropy else None
     return log_probs, entropy
+
+
+def _decoder_and_head(model):
+    """(decoder returning last_hidden_state, vocabulary projection) of an HF causal LM."""
+    if getattr(model.config, "final_logit_softcapping", None):
+        raise ValueError(f"{type(model).__name__} soft-caps its logits (final_logit_softcapping), which the chunked "
+                         "log-prob computation does not apply; such models are not supported by this trainer")
+    head = model.get_output_embeddings()
+    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
+    if head is None or decoder is None:
+        raise ValueError(f"{type(model).__name__} does not expose get_decoder() and get_output_embeddings(): the "
+                         "trainer needs an HF causal LM (decoder + lm_head)")
+    return decoder, head
 
 
 # ------------------------------------------------------------------------------------------------ rewards
@@ -118,23 +153,40 @@ def score_sample(compute_score: Callable, text: str, row: dict, reward_mode: str
 
 # ------------------------------------------------------------------------------------------------ trainer
 
+# actor_loss metrics that are already normalised by the whole mini-batch (summed over its micro-batches)
+SUMMED_LOSS_METRICS = ("loss", "pg_loss", "entropy", "kl_loss")
+MODEL_DIR = "model"                         # <output_dir>/model: the final model (SageMaker: /opt/ml/model)
+TRAINING_RECORD = "codefu_training.json"    # in the model folder: the problems trained on, what GRPO started from
+
+
 
 class GRPOTrainer:
     """Owns the policy, the optional reference model, the optimizer, the rollout engine and the judge calls."""
 
     def __init__(self, cfg, train_rows: list[dict], output_dir: str | Path, model=None, tokenizer=None,
-                 compute_score: Callable | None = None, logger=None):
+                 compute_score: Callable | None = None, logger=None, val_rows: list[dict] | None = None,
+                 start_model: str | None = None):
+        check_native_trainer(cfg)
         self.cfg = cfg
         self.rows = train_rows
         if not train_rows:
             raise ValueError("no training problems: the train parquet is empty (see notebook 01's dropped table)")
+        self.val_rows = val_rows
+        if cfg.trainer.test_freq and not val_rows:
+            raise ValueError(f"trainer.test_freq={cfg.trainer.test_freq} needs validation problems: pass val_rows "
+                             f"(the rows of data.val_path={cfg.data.val_path!r})")
+        overlap = sorted(set(problem_names(train_rows)) & set(problem_names(val_rows))) if val_rows else []
+        if overlap:
+            raise ValueError(f"{len(overlap)} validation problems are also training problems, e.g. {overlap[:3]}: "
+                             "validate on a held-out split (notebook 01's test.parquet)")
+        self.start_model = start_model or cfg.model.path  # what GRPO starts from (after any warm start)
         self.output_dir = Path(output_dir)
         self.checkpoint_root = Path(cfg.checkpoint.dir) if cfg.checkpoint.dir else self.output_dir / "checkpoints"
         self.device = torch.device(cfg.model.resolved_device())
         self.seed = cfg.trainer.seed
         torch.manual_seed(self.seed)
         if model is None or tokenizer is None:
-            model, tokenizer = load_model_and_tokenizer(cfg.model)
+            model, tokenizer = load_model_and_tokenizer(cfg.model, path=self.start_model)
         self.model = model.to(self.device)
         self.tokenizer = tokenizer
         if tokenizer.pad_token_id is None:
@@ -154,6 +206,7 @@ class GRPOTrainer:
         self.logger = logger
         self.step_done = 0  # optimizer steps completed (== training steps)
         self.resumed_run_id: str | None = None  # MLflow run of the checkpoint `resume` loaded
+        self.last_step: dict[str, Any] = {}  # the latest step's samples, verdicts and advantages (for inspection)
 
     # -- data ------------------------------------------------------------------------------------------
 
@@ -174,10 +227,7 @@ class GRPOTrainer:
         cfg = self.cfg
         start = time.perf_counter()
         rows = self.batch_rows(step)
-        params = SamplingParams(max_new_tokens=cfg.data.max_response_length, temperature=cfg.rollout.temperature,
-                                top_p=cfg.rollout.top_p, seed=self.seed * 100_003 + step,
-                                max_prompt_tokens=cfg.data.max_prompt_length,
-                                batch_size=cfg.rollout.generation_batch_size)
+        params = sampling_params(cfg, seed=self.seed * 100_003 + step)
 
         # 2 + 3: generate, and judge each chunk of samples as soon as it exists
         futures: list[tuple[int, Sample, Future]] = []
@@ -200,6 +250,7 @@ class GRPOTrainer:
         metrics = self._rollout_metrics(groups, samples, results)
         metrics["time_generate"] = t_generate
         metrics["time_reward_wait"] = t_reward
+        self.last_step = {"rows": rows, "samples": samples, "group_ids": group_ids, "results": results, "keep": keep}
 
         if samples and sum(keep) > 0:
             metrics.update(self._update(samples, group_ids, results, keep))
@@ -259,8 +310,8 @@ class GRPOTrainer:
         t_logprob = time.perf_counter() - t0
 
         self.model.train()
-        sums: dict[str, list[float]] = {}
-        grad_norms = []
+        per_update: dict[str, list[float]] = {}  # one value per optimizer update (mini-batch), averaged at the end
+        grad_norms, lrs, nonfinite = [], [], 0
         mini = alg.ppo_mini_batch_size * cfg.rollout.n  # samples per optimizer step
         order_rng = torch.Generator().manual_seed(self.seed * 7_919 + self.step_done)
         for _ in range(alg.ppo_epochs):
@@ -270,6 +321,7 @@ class GRPOTrainer:
                 mini_mask = pack([samples[i] for i in mini_idx], pad, "cpu", [keep[i] for i in mini_idx]).response_mask
                 norms = grpo.loss_normalisers(mini_mask)
                 self.optimizer.zero_grad(set_to_none=True)
+                micro_metrics: list[tuple[dict, int]] = []
                 for u_lo in range(0, len(mini_idx), micro):
                     idx = mini_idx[u_lo:u_lo + micro]
                     batch = pack([samples[i] for i in idx], pad, self.device, [keep[i] for i in idx])
@@ -287,24 +339,30 @@ class GRPOTrainer:
                         kl_estimator=alg.kl_estimator, max_response_length=cfg.data.max_response_length,
                         **norms)
                     out.loss.backward()
-                    for k, v in out.metrics.items():
-                        sums.setdefault(k, []).append(float(v))
+                    micro_metrics.append((out.metrics, int(batch.response_mask.bool().sum())))
+                for k, v in mini_batch_metrics(micro_metrics, norms["total_tokens"]).items():
+                    per_update.setdefault(k, []).append(v)
                 max_norm = cfg.optim.grad_clip if cfg.optim.grad_clip is not None else math.inf
                 grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
                 if torch.isfinite(grad_norm):
                     self.optimizer.step()
                 else:  # a non-finite gradient would poison the weights: skip this mini-batch, and say so
-                    sums.setdefault("nonfinite_grad_steps", []).append(1.0)
+                    nonfinite += 1
+                lrs.append(self.scheduler.get_last_lr()[0])  # the rate this update used
                 self.scheduler.step()
                 grad_norms.append(float(grad_norm))
-        metrics = {k: float(np.mean(v)) for k, v in sums.items()}
+        metrics = {k: float(np.mean(v)) for k, v in per_update.items()}
+        metrics["nonfinite_grad_steps"] = nonfinite
         metrics["grad_norm"] = float(np.mean(grad_norms)) if grad_norms else 0.0
-        metrics["lr"] = self.scheduler.get_last_lr()[0]
+        metrics["lr"] = float(np.mean(lrs)) if lrs else 0.0
+        metrics["advantage_mean"] = float(advantages[torch.tensor(keep) > 0].mean()) if any(keep) else 0.0
+        metrics["advantage_abs_mean"] = float(advantages[torch.tensor(keep) > 0].abs().mean()) if any(keep) else 0.0
         metrics["optimizer_steps"] = len(grad_norms)
         metrics["time_update"] = time.perf_counter() - t0 - t_logprob
         metrics["time_logprob"] = t_logprob
         if "kl_loss" in metrics:
             metrics["kl"] = metrics["kl_loss"]
+        self.last_step["advantages"] = advantages
         return metrics
 
     # -- the loop --------------------------------------------------------------------------------------
@@ -332,13 +390,18 @@ class GRPOTrainer:
                                self.scheduler, keep_last=self.cfg.checkpoint.keep_last)
 
     def fit(self, start_step: int = 0, stop_after_step: int | None = None) -> list[dict]:
-        """Runs steps start_step+1 .. total_steps (1-based in logs); `stop_after_step` stops early (an interruption)."""
+        """Runs steps start_step+1 .. total_steps (1-based in logs); `stop_after_step` stops early (an interruption).
+
+        The final model goes to <output_dir>/model with `codefu_training.json` beside its weights (the problems
+        trained on and the model GRPO started from), so an evaluation can tell seen from held-out problems."""
         cfg = self.cfg
         total = self.total_steps
         history = []
         for step in range(start_step, total):
             metrics = self.step(step)
             self.step_done = step + 1
+            if cfg.trainer.test_freq and ((step + 1) % cfg.trainer.test_freq == 0 or step + 1 == total):
+                metrics.update(self.validate(step + 1))
             history.append({"step": step + 1, **metrics})
             if self.logger is not None:
                 self.logger.log(step + 1, total, metrics)
@@ -350,8 +413,71 @@ class GRPOTrainer:
                 return history
         if total > start_step or latest_checkpoint(self.checkpoint_root) is None:
             self.save(total)
-        save_hf_model(self.model, self.tokenizer, self.output_dir / "final")
+        self.export(self.output_dir / MODEL_DIR)
         return history
+
+    def export(self, path: str | Path) -> Path:
+        """The policy in HF format (transformers and vLLM load it), with the training record beside it."""
+        path = save_hf_model(self.model, self.tokenizer, path)
+        record = {"start_model": self.start_model, "train_problems": problem_names(self.rows),
+                  "steps": self.step_done, "config": self.cfg.to_dict()}
+        (path / TRAINING_RECORD).write_text(json.dumps(record, indent=1, default=str))
+        return path
+
+    def validate(self, step: int) -> dict[str, float]:
+        """pass@1 on the validation problems (verl's val score): `trainer.val_samples` samples each, judged on all
+        their tests by `codefu_helpers.evaluate`, at the training temperature; seeded by the step."""
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        params = sampling_params(cfg, seed=self.seed * 100_003 + 50_000 + step)
+        out = pass_rate(self.model, self.tokenizer, self.val_rows, cfg.trainer.val_samples, params)
+        return {"val/pass_at_1": out["pass_rate"], "val/problems": out["problems"],
+                "val/judge_errors": out["judge_errors"], "time_validate": time.perf_counter() - t0}
+
+
+@dataclass
+class TrainingData:
+    """What a run trains on, validates on and starts from, resolved from the config (`prepare_training`)."""
+
+    rows: list[dict]              # training problems (verl rows) after data.tiers / data.max_problems
+    val_rows: list[dict] | None   # validation problems (data.val_path) when trainer.test_freq > 0
+    start_model: str              # model.path, or the warm-started model when model.warm_start_steps > 0
+
+
+def select_training_rows(rows: list[dict], data_cfg, source: str = "data.train_path") -> list[dict]:
+    """data.tiers, then data.max_problems (the problems with the shortest statement + reference solution)."""
+    if data_cfg.tiers is not None:
+        present = sorted({(r.get("extra_info") or {}).get("tier") for r in rows} - {None})
+        rows = [r for r in rows if (r.get("extra_info") or {}).get("tier") in data_cfg.tiers]
+        if not rows:
+            raise ValueError(f"data.tiers={data_cfg.tiers} keeps no problem of {source}, whose tiers are {present}")
+    if data_cfg.max_problems is not None:
+        from .data import load_problems
+        from .sft import smallest_problems
+
+        language = (rows[0].get("extra_info") or {}).get("language") or "python" if rows else "python"
+        rows = smallest_problems(rows, load_problems(data_cfg.raw_path), data_cfg.max_problems, language)
+    return rows
+
+
+def prepare_training(cfg) -> TrainingData:
+    """Reads data.train_path (and data.val_path), selects the training problems, runs the warm start if asked."""
+    from .data import read_verl_parquet
+
+    for key, path in (("data.train_path", cfg.data.train_path),
+                      ("data.val_path", cfg.data.val_path if cfg.trainer.test_freq else None)):
+        if path is not None and not Path(path).exists():
+            raise FileNotFoundError(f"{key}={path!r} does not exist. Write it with notebook 01 or:\n  python -m "
+                                    f"codefu_helpers.data --dataset data/sample --output-dir {Path(path).parent}")
+    rows = select_training_rows(read_verl_parquet(cfg.data.train_path), cfg.data)
+    val_rows = read_verl_parquet(cfg.data.val_path) if cfg.trainer.test_freq else None
+    start_model = cfg.model.path
+    if cfg.model.warm_start_steps:
+        from .sft import warm_started_model
+
+        start_model = str(warm_started_model(cfg.model.path, rows, cfg.data.raw_path, steps=cfg.model.warm_start_steps,
+                                             lr=cfg.model.warm_start_lr, seed=cfg.trainer.seed))
+    return TrainingData(rows, val_rows, start_model)
 
 
 def total_steps(cfg, n_problems: int) -> int:
@@ -373,13 +499,13 @@ def lr_lambda(warmup: int, schedule: str, updates: int) -> Callable[[int], float
     return factor
 
 
-def load_model_and_tokenizer(model_cfg):
-    """The policy and its tokenizer from model.path: an HF id, a local directory, or tiny://qwen2."""
+def load_model_and_tokenizer(model_cfg, path: str | None = None):
+    """The policy and its tokenizer from `path` or model.path: an HF id, a local directory, or tiny://qwen2."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from .tiny_model import resolve_model_path
 
-    path = resolve_model_path(model_cfg.path)
+    path = resolve_model_path(path or model_cfg.path)
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, model_cfg.dtype))
     if model_cfg.gradient_checkpointing:
@@ -394,15 +520,50 @@ def _stack(rows: list[torch.Tensor], width: int, device) -> torch.Tensor:
     return out
 
 
-def pass_rate(model, tokenizer, rows: list[dict], n: int, params: SamplingParams, compute_score: Callable,
-              reward_mode: str = "linear", workers: int = 2) -> dict[str, float]:
-    """Share of n samples per problem that pass all private tests, and the mean reward (for before/after)."""
-    groups = HFRollout(model, tokenizer).generate([r["prompt"] for r in rows], n, params)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(score_sample, compute_score, s.text, rows[g.prompt_index], reward_mode)
-                   for g in groups for s in g.samples]
-        scored = [f.result() for f in futures]
-    valid = [s for s in scored if not s.judge_error]
-    return {"pass_rate": float(np.mean([s.passed for s in valid])) if valid else math.nan,
-            "reward_mean": float(np.mean([s.score for s in valid])) if valid else math.nan,
-            "samples": len(scored), "judge_errors": len(scored) - len(valid)}
+def mini_batch_metrics(micro_metrics: list[tuple[dict, int]], total_tokens: int) -> dict[str, float]:
+    """One mini-batch's metrics from its micro-batches' `actor_loss` metrics and response-token counts.
+
+    Loss terms (SUMMED_LOSS_METRICS) are already divided by the whole mini-batch's token/sample count, so the
+    mini-batch's value is their sum; the ratio metrics (clip fractions, ppo_kl) are token means over one micro-batch,
+    so each is weighted by its micro-batch's share of the mini-batch's tokens. Either way the result equals the
+    metric computed on the whole mini-batch at once."""
+    out: dict[str, float] = {}
+    for metrics, tokens in micro_metrics:
+        share = tokens / max(total_tokens, 1)
+        for k, v in metrics.items():
+            out[k] = out.get(k, 0.0) + (1.0 if k in SUMMED_LOSS_METRICS else share) * float(v)
+    return out
+
+
+def sampling_params(cfg, seed: int) -> SamplingParams:
+    """The rollout's sampling settings from the experiment config (what the loss assumes, see rollout)."""
+    return SamplingParams(max_new_tokens=cfg.data.max_response_length, temperature=cfg.rollout.temperature,
+                          top_p=cfg.rollout.top_p, seed=seed, max_prompt_tokens=cfg.data.max_prompt_length,
+                          batch_size=cfg.rollout.generation_batch_size)
+
+
+def problem_names(rows: list[dict]) -> list[str]:
+    """The problem names of verl rows (reward_model.ground_truth.name), in order."""
+    return [r["reward_model"]["ground_truth"]["name"] for r in rows]
+
+
+def pass_rate(model, tokenizer, rows: list[dict], n: int, params: SamplingParams) -> dict[str, float]:
+    """pass@1 of `model` on verl rows: n samples per problem judged on all tests by `codefu_helpers.evaluate`
+    (the same path as notebook 05 and the evaluation CLI), so before/after, validation and evaluation agree."""
+    from .eval_datasets import problem_from_verl_row
+    from .evaluate import EvalConfig, evaluate_model
+
+    cfg = EvalConfig(n_samples=n, ks=(1,), max_new_tokens=params.max_new_tokens, temperature=params.temperature,
+                     top_p=params.top_p, seed=params.seed, batch_size=params.batch_size,
+                     max_prompt_tokens=params.max_prompt_tokens, n_bootstrap=1)
+    was_training = model.training
+    try:
+        evaluation = evaluate_model([problem_from_verl_row(r) for r in rows], HFRollout(model, tokenizer), cfg,
+                                    progress=False)
+    finally:
+        model.train(was_training)
+    summary = evaluation.summary
+    value = summary["pass_at_k"]["1"]["value"]
+    return {"pass_rate": math.nan if value is None else float(value), "problems": len(rows),
+            "samples": int(summary["samples"]), "judge_errors": int(summary["judge_errors"]),
+            "solved_samples": int(evaluation.samples["solved"].sum())}

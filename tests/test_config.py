@@ -259,3 +259,64 @@ def test_every_field_has_a_yaml_representable_default():
             for f in dataclasses.fields(value):
                 default = getattr(value, f.name)
                 assert isinstance(default, (bool, int, float, str, type(None))), f"{section.name}.{f.name}"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Nothing is silently ignored
+
+
+def test_the_stage_2_config_continues_from_the_model_stage_1_writes():
+    from codefu_helpers.trainer import MODEL_DIR
+
+    stage1 = ExperimentConfig.from_yaml(CONFIGS[0].with_name("codefu7b_stage1.yaml"))
+    stage2 = ExperimentConfig.from_yaml(CONFIGS[0].with_name("codefu7b_stage2.yaml"))
+    assert Path(stage2.model.path) == Path(stage1.trainer.output_dir) / MODEL_DIR
+
+
+@pytest.mark.parametrize("overrides, fragment", [
+    ({"trainer.engine": "verl", "rollout.backend": "vllm"}, "trainer.engine='verl'"),
+    ({"trainer.gpus_per_node": 2}, "trainer.nnodes x trainer.gpus_per_node = 1 x 2"),
+    ({"trainer.nnodes": 2}, "trainer.nnodes x trainer.gpus_per_node = 2 x 1"),
+    ({"rollout.tensor_parallel_size": 1, "rollout.gpu_memory_utilization": 0.5}, "rollout.gpu_memory_utilization=0.5"),
+], ids=["verl-engine", "gpus-per-node", "nnodes", "gpu-memory-with-hf"])
+def test_the_native_trainer_refuses_keys_it_would_ignore(overrides, fragment):
+    from codefu_helpers.config import check_native_trainer, native_trainer_problems
+
+    cfg = ExperimentConfig().with_overrides(overrides).validate()  # valid: a launcher may render it
+    problems = native_trainer_problems(cfg)
+    assert any(fragment in p for p in problems), problems
+    with pytest.raises(ConfigError) as info:
+        check_native_trainer(cfg)
+    assert info.value.problems == problems
+    assert native_trainer_problems(ExperimentConfig()) == []
+
+
+def test_the_native_trainer_refuses_to_start_on_such_a_config(tmp_path):
+    from codefu_helpers.trainer import GRPOTrainer
+
+    cfg = ExperimentConfig().with_overrides({"trainer.gpus_per_node": 2}).validate()
+    with pytest.raises(ConfigError, match="gpus_per_node"):
+        GRPOTrainer(cfg, [{"prompt": []}], tmp_path)
+
+
+@pytest.mark.parametrize("overrides, fragment", [
+    ({"data.val_path": "x.parquet", "trainer.test_freq": 0}, "would never be read"),
+    ({"data.val_path": None, "trainer.test_freq": 5}, "data.val_path, which is null"),
+    ({"model.warm_start_steps": 10}, "set data.raw_path"),
+    ({"data.max_problems": 4}, "set data.raw_path"),
+    ({"data.tiers": []}, "data.tiers=[]"),
+    ({"trainer.val_samples": 0}, "trainer.val_samples=0"),
+])
+def test_data_selection_validation_and_warm_start_keys_are_checked(overrides, fragment):
+    assert fragment in _only_problem(ExperimentConfig().with_overrides(overrides))
+
+
+def test_list_fields_load_from_yaml_and_reject_wrong_items(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("data:\n  tiers: [easy, hard]\n")
+    assert ExperimentConfig.from_yaml(path).data.tiers == ["easy", "hard"]
+    path.write_text("data:\n  tiers: [easy, 3]\n")
+    problems = _problems(lambda: ExperimentConfig.from_yaml(path))
+    assert "data.tiers=['easy', 3]" in problems[0] and "list of strings" in problems[0]
+    path.write_text("data:\n  tiers: easy\n")
+    assert "expected a list of strings or null" in _problems(lambda: ExperimentConfig.from_yaml(path))[0]

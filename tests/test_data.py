@@ -81,7 +81,9 @@ def test_verl_schema_round_trip_with_pyarrow_and_datasets(prepared):
         assert [m["role"] for m in row["prompt"]] == ["system", "user"]
         gt = row["reward_model"]["ground_truth"]
         assert row["reward_model"]["style"] == "rule"
-        assert set(gt) == {"name", "public_tests", "private_tests", "time_limit", "memory_limit_bytes", "cf_rating"}
+        assert set(gt) == {"name", "public_tests", "private_tests", "time_limit", "memory_limit_bytes", "cf_rating",
+                           "float_tolerance"}
+        assert gt["float_tolerance"] is None  # no statement of the sample allows an error
         assert isinstance(gt["time_limit"], float) and gt["time_limit"] > 0
         assert len(gt["private_tests"]["input"]) == len(gt["private_tests"]["output"]) >= 1
         assert "```cpp" in row["prompt"][1]["content"]
@@ -312,3 +314,55 @@ def test_token_budget_uses_a_real_tokenizer(tmp_path):
     assert report.kept == 1
     [dropped] = report.dropped
     assert dropped.name == "2_A. Long" and dropped.reason == data.PROMPT_TOO_LONG and str(long) in dropped.detail
+
+
+# ---------------------------------------------------------------------------------------------- float answers
+
+ALLOWS_1E6 = ("Print the probability that Alice wins.\n\nOutput\n\nPrint one real number. Your answer will be "
+              "considered correct if its absolute or relative error does not exceed 10^{-6}.\n\nFormally, let your "
+              "answer be a, and the jury's answer be b. Your answer is accepted if and only if "
+              "\\frac{|a - b|}{\\max{(1, |b|)}} \\le 10^{-6}.")
+
+
+@pytest.mark.parametrize("statement,tolerance", [
+    (ALLOWS_1E6, 1e-6),
+    ("Your answer is considered correct if its absolute or relative error does not exceed $10^{-9}$.", 1e-9),
+    # CodeContests lost the superscript of older statements: 10^{-6} reads "10 - 6"
+    ("The answer will be considered correct if the absolute or relative error does not exceed 10 - 6.", 1e-6),
+    ("Print the answer with absolute or relative error at most 1e-6.", 1e-6),
+    ("Your answer will be considered correct if its absolute error does not exceed 10^{-4}.", 1e-4),
+    ("The relative or absolute error of your answer should not exceed 10^{\u22126}.", 1e-6),  # Unicode minus
+    ("Answers within 10^{-6} absolute or relative error are accepted.", 1e-6),  # the bound before the phrase
+    ("Output it with an error (absolute or relative) of at most 1.5 \\cdot 10^{-5}.", 1.5e-5),
+    ("Your answer is correct if the absolute or relative error doesn't exceed 10\u207b\u2078.", 1e-8),  # 10⁻⁸
+    ("The absolute or relative error must not be greater than 0.000001.", 1e-6),
+    ("The absolute or relative error must not exceed 10<sup>-7</sup>.", 1e-7),
+    ("absolute or relative error does not exceed 10^-6. Namely: let's assume that your answer is a.", 1e-6),
+    # negatives: "error" in another sense, an error without a bound, bounds that are not tolerances
+    ("If there is no solution, print an error message.", None),
+    ("Vasya made an error in his notes. The absolute value of each number does not exceed 10^9.", None),
+    ("Your answer will be considered correct if its absolute or relative error does not exceed <image>.", None),
+    ("Print the answer modulo 10^9+7.", None),
+    ("Print a real number with at least 6 digits after the decimal point.", None),
+    ("It is guaranteed that the absolute difference of a_i and a_j does not exceed 10^{-6}.", None),
+    ("Find the relative error of the scales. For example, they may show 0.5 for an empty pan.", None),
+    ("Print the sum of two integers a and b.", None),
+])
+def test_float_tolerance_from_statement(statement, tolerance):
+    assert data.float_tolerance_from_statement(statement) == tolerance
+
+
+def test_data_step_writes_the_float_tolerance(tmp_path):
+    exact, _ = check_row(make_row(), FilterConfig(), set())
+    assert exact["reward_model"]["ground_truth"]["float_tolerance"] is None
+    rows = [make_row(name="1_A. Exact"), make_row(name="2_A. Probability", description=ALLOWS_1E6)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = prepare_dataset(path, tmp_path / "out", FilterConfig(test_fraction=0.0))
+    assert report.kept == 2 and report.float_answers == 1
+    assert "float answers (statement allows an absolute/relative error): 1" in report.summary()
+    table = pq.read_table(tmp_path / "out" / "train.parquet")
+    assert table.schema.equals(data.VERL_SCHEMA)
+    tolerance = {r["extra_info"]["name"]: r["reward_model"]["ground_truth"]["float_tolerance"]
+                 for r in table.to_pylist()}
+    assert tolerance == {"1_A. Exact": None, "2_A. Probability": 1e-6}

@@ -289,3 +289,50 @@ def test_humaneval_loads_and_builds_programs():
     assert "\n    return False" in body
     with pytest.raises(ValueError, match="no tests"):
         EvalProblem("codecontests", "x", "x", [])
+
+
+# ------------------------------------------------------------------------------------------- float answers
+
+
+def test_float_tolerance_reaches_the_judge_through_the_evaluation_path(tmp_path):
+    """A statement that allows 1e-6 -> the data step -> load_codecontests -> judge_response with a real judge."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from codefu_helpers.data import FilterConfig, prepare_dataset
+    from codefu_helpers.evaluate import fenced, judge_response
+    from codefu_helpers.sandbox import Judge
+
+    def row(name, description):
+        return {"name": name, "description": description, "source": 2, "cf_rating": 800, "cf_tags": [],
+                "public_tests": {"input": ["1 3\n"], "output": ["0.333333\n"]},
+                "private_tests": {"input": ["2 3\n"], "output": ["0.666667\n"]},
+                "time_limit": {"seconds": 2, "nanos": 0}, "memory_limit_bytes": 256_000_000,
+                "solutions": {"language": [], "solution": []}, "incorrect_solutions": {"language": [], "solution": []}}
+
+    rows = [row("1_A. Share", "Print a / b. Your answer will be considered correct if its absolute or relative "
+                              "error does not exceed 10^{-6}."),
+            row("2_A. Exact Share", "Print a / b rounded to 6 digits after the decimal point.")]
+    raw = tmp_path / "rows.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    prepare_dataset(raw, tmp_path / "data", FilterConfig(language="python", test_fraction=0.0))
+    parquet = tmp_path / "data" / "train.parquet"
+    for problems in (load_benchmark(str(parquet)), load_benchmark(str(raw), language="python")):
+        assert {p.name: p.float_tolerance for p in problems} == {"1_A. Share": 1e-6, "2_A. Exact Share": None}
+    # a parquet written before the field existed still loads, with exact comparison
+    old_rows = pq.read_table(parquet).to_pylist()
+    for r in old_rows:
+        del r["reward_model"]["ground_truth"]["float_tolerance"]
+    pq.write_table(pa.Table.from_pylist(old_rows), tmp_path / "old.parquet")
+    assert [p.float_tolerance for p in load_benchmark(str(tmp_path / "old.parquet"))] == [None, None]
+
+    tolerant, exact = load_benchmark(str(parquet))
+    close = fenced("python", "a, b = map(int, input().split())\nprint(f'{a / b + 4e-7:.7f}')")  # 0.3333337
+    far = fenced("python", "a, b = map(int, input().split())\nprint(f'{a / b + 1e-2:.7f}')")
+    with Judge(workers=1) as judge:
+        accepted = judge_response(judge, tolerant, close)
+        assert (accepted.verdict, accepted.passed, accepted.public_pass) == ("OK", 2, True)
+        assert judge_response(judge, tolerant, far).verdict == "WA"
+        assert judge_response(judge, exact, close).verdict == "WA"
+        with pytest.raises(ValueError, match="float_tolerance=1.5"):
+            EvalProblem("codecontests", "x", "x", [], tests=(("", "1"),), float_tolerance=1.5)

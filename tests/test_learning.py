@@ -1,49 +1,57 @@
-"""GRPO visibly learns on CPU: the warm-started tiny model's pass rate on the easy problems goes up.
+"""GRPO visibly learns on CPU, from the command line: `configs/cpu_learn.yaml` warm-starts the tiny model on its
+training problems, and 12 GRPO steps raise its pass rate on them.
 
-Fixed seeds throughout; the margin is several times the noise of the before/after estimate, so this fails
-when the update is wrong (sign flipped, advantages zero, log-probs misaligned), not by chance.
+Fixed seeds throughout; the margin is several times the noise of the before/after estimate, so this fails when
+the update is wrong (sign flipped, advantages zero, log-probs misaligned), not by chance.
 """
 
+import json
+import subprocess
+import sys
+
 import pytest
-import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from codefu_helpers.config import ExperimentConfig
-from codefu_helpers.reward import compute_score
-from codefu_helpers.rollout import SamplingParams
-from codefu_helpers.tracking import RunLogger
-from codefu_helpers.trainer import GRPOTrainer, pass_rate
+from codefu_helpers.data import read_verl_parquet
+from codefu_helpers.tracking import read_metrics
+from codefu_helpers.trainer import pass_rate, sampling_params
 
-from conftest import ROOT
+from conftest import ROOT, SAMPLE
 
 pytestmark = pytest.mark.slow
 
-STEPS = 12
 EVAL_SAMPLES = 8
 MARGIN = 0.15
 
 
-def test_grpo_raises_the_pass_rate(easy_python_rows, warm_model_dir, tmp_path):
-    rows, _ = easy_python_rows
-    tokenizer = AutoTokenizer.from_pretrained(warm_model_dir)
-    model = AutoModelForCausalLM.from_pretrained(warm_model_dir)
-    params = SamplingParams(max_new_tokens=160, temperature=1.0, seed=2024)
-    before = pass_rate(model, tokenizer, rows, EVAL_SAMPLES, params, compute_score)
-    assert before["judge_errors"] == 0
-    assert 0.05 <= before["pass_rate"] <= 0.7, f"the warm start should leave the policy partly right: {before}"
+def test_the_cpu_learn_config_raises_the_pass_rate_from_the_command_line(python_split, tmp_path):
+    out = tmp_path / "learn"
+    cmd = [sys.executable, "-m", "codefu_helpers.train", "--config", str(ROOT / "configs" / "cpu_learn.yaml"),
+           "--output-dir", str(out), "--set", f"data.train_path={python_split['train']}",
+           f"data.val_path={python_split['test']}", f"data.raw_path={SAMPLE}", "tracking.backend=none"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert "step 12/12" in proc.stdout and "GRPO starts from" in proc.stdout
 
-    cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "ci_tiny.yaml").with_overrides([
-        f"trainer.total_steps={STEPS}", "optim.lr=0.0001", "data.train_batch_size=4", "algorithm.ppo_mini_batch_size=2",
-        "algorithm.ppo_micro_batch_size=8", "rollout.n=8", "data.max_response_length=160", "algorithm.use_kl_loss=false",
-        "checkpoint.save_every=0", "model.device=cpu", f"trainer.output_dir={tmp_path}",
-    ]).validate()
-    torch.manual_seed(0)
-    trainer = GRPOTrainer(cfg, rows, tmp_path, model=model, tokenizer=tokenizer,
-                          logger=RunLogger(tmp_path, tracking_uri="none"))
-    history = trainer.fit()
-    assert len(history) == STEPS and sum(h["judge_errors"] for h in history) == 0
-    after = pass_rate(trainer.model, tokenizer, rows, EVAL_SAMPLES, params, compute_score)
-    print(f"pass rate {before['pass_rate']:.3f} -> {after['pass_rate']:.3f}, "
-          f"reward {before['reward_mean']:.3f} -> {after['reward_mean']:.3f}")
-    assert after["pass_rate"] >= before["pass_rate"] + MARGIN, (before, after)
-    assert after["reward_mean"] > before["reward_mean"]
+    cfg = ExperimentConfig.from_yaml(out / "config.yaml")
+    record = json.loads((out / "model" / "codefu_training.json").read_text())
+    names = set(record["train_problems"])
+    rows = [r for r in read_verl_parquet(python_split["train"]) if r["reward_model"]["ground_truth"]["name"] in names]
+    assert len(rows) == cfg.data.max_problems == 8
+    assert all(r["extra_info"]["tier"] == "easy" for r in rows)
+    params = sampling_params(cfg, seed=2024)
+    results = {}
+    for name, path in (("before", record["start_model"]), ("after", out / "model")):
+        model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+        results[name] = pass_rate(model, tokenizer, rows, EVAL_SAMPLES, params)
+        assert results[name]["judge_errors"] == 0 and results[name]["samples"] == 8 * EVAL_SAMPLES
+    before, after = results["before"]["pass_rate"], results["after"]["pass_rate"]
+    print(f"pass@1 on the training problems {before:.3f} -> {after:.3f}")
+    assert 0.05 <= before <= 0.7, f"the warm start should leave the policy partly right: {results}"
+    assert after >= before + MARGIN, results
+
+    metrics = read_metrics(out)
+    assert [m["step"] for m in metrics] == list(range(1, 13))
+    assert [m["step"] for m in metrics if "val/pass_at_1" in m] == [6, 12]
+    assert sum(m["judge_errors"] for m in metrics) == 0

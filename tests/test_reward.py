@@ -265,3 +265,44 @@ def test_verl_loads_and_calls_compute_score(tmp_path):
     outs = json.loads(proc.stdout.strip().splitlines()[-1])
     assert [o["score"] for o in outs] == pytest.approx([1.0, (3 / 4) ** 1.5, NO_CODE_REWARD])
     assert all(o["reward_mode"] == "codefu_stage1" for o in outs)
+
+
+# --- float answers -------------------------------------------------------------------------------------------
+
+# the jury's answer to "1 3" is 1/3 printed with 6 digits; a sample that prints 7 is off by 4e-7
+FLOAT_GT = {**GT, "private_tests": {"input": ["1 3\n"], "output": ["0.333333\n"]}, "float_tolerance": 1e-6}
+PRINTS_CLOSE = response("input()\nprint('0.3333334')\n")
+PRINTS_FAR = response("input()\nprint('0.34')\n")
+
+
+def test_float_tolerance_comes_from_the_ground_truth(judge):
+    assert compute_score("codecontests", PRINTS_CLOSE, FLOAT_GT, judge=judge)["score"] == 1.0
+    assert compute_score("codecontests", PRINTS_CLOSE, json.dumps(FLOAT_GT), judge=judge)["score"] == 1.0
+    assert compute_score("codecontests", PRINTS_FAR, FLOAT_GT, judge=judge)["score"] == 0.0
+    exact = {**FLOAT_GT, "float_tolerance": None}
+    assert compute_score("codecontests", PRINTS_CLOSE, exact, judge=judge)["score"] == 0.0
+    absent = {k: v for k, v in FLOAT_GT.items() if k != "float_tolerance"}  # a parquet from before the field
+    assert compute_score("codecontests", PRINTS_CLOSE, absent, judge=judge)["score"] == 0.0
+    # an explicit argument wins over the ground truth, both ways
+    assert compute_score("codecontests", PRINTS_CLOSE, FLOAT_GT, judge=judge, float_tolerance=1e-9)["score"] == 0.0
+    assert compute_score("codecontests", PRINTS_CLOSE, exact, judge=judge, float_tolerance=1e-6)["score"] == 1.0
+
+
+def test_batch_takes_each_problems_float_tolerance(judge):
+    exact = {**FLOAT_GT, "float_tolerance": None}
+    out = compute_score_batch(["codecontests"] * 3, [PRINTS_CLOSE, PRINTS_CLOSE, PRINTS_FAR],
+                              [FLOAT_GT, exact, FLOAT_GT], judge=judge)
+    assert [o["score"] for o in out] == [1.0, 0.0, 0.0]
+    out = compute_score_batch(["codecontests"], [PRINTS_CLOSE], [FLOAT_GT], judge=judge, float_tolerance=1e-9)
+    assert out[0]["score"] == 0.0
+
+
+def test_ground_truth_float_tolerance_is_parsed_and_checked():
+    assert parse_ground_truth(GT)["float_tolerance"] is None  # absent: exact comparison
+    assert parse_ground_truth({**GT, "float_tolerance": None})["float_tolerance"] is None
+    assert parse_ground_truth({**GT, "float_tolerance": float("nan")})["float_tolerance"] is None  # pandas' null
+    assert parse_ground_truth({**GT, "float_tolerance": np.float64(1e-6)})["float_tolerance"] == 1e-6
+    assert parse_ground_truth(json.dumps(FLOAT_GT))["float_tolerance"] == 1e-6
+    for bad in ("1e-6", True, -1e-6, 1.5, [1e-6]):
+        with pytest.raises(ValueError, match=r"ground_truth\['float_tolerance'\] must be"):
+            parse_ground_truth({**GT, "float_tolerance": bad})

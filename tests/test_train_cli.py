@@ -27,7 +27,7 @@ def train(config, out, *extra):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, easy_python_rows, warm_model_dir):
+def runs(tmp_path_factory, python_split, easy_python_rows, warm_model_dir):
     _, train_path = easy_python_rows
     tmp = tmp_path_factory.mktemp("resume")
     config = tmp / "config.yaml"
@@ -36,7 +36,8 @@ def runs(tmp_path_factory, easy_python_rows, warm_model_dir):
     overrides = ["--set", f"model.path={warm_model_dir}", f"data.train_path={train_path}", "trainer.total_steps=3",
                  "data.train_batch_size=2", "algorithm.ppo_mini_batch_size=1", "algorithm.ppo_micro_batch_size=2",
                  "rollout.n=4", "data.max_response_length=96", "optim.lr=0.0002", "checkpoint.save_every=1",
-                 "algorithm.entropy_coef=0.001", "checkpoint.resume=false"]
+                 "algorithm.entropy_coef=0.001", "checkpoint.resume=false",
+                 f"data.val_path={python_split['test']}", "trainer.test_freq=2"]
     full = tmp / "full"
     train(config, full, *overrides)
     parted = tmp / "parted"
@@ -49,8 +50,8 @@ def test_resumed_run_ends_with_the_same_weights(runs):
     full, parted, first, second = runs
     assert "step 3/3" not in first and "step 2/3" in first
     assert "resumed from" in second and "step 3/3" in second and "step 1/3" not in second
-    a = load_file(full / "final" / "model.safetensors")
-    b = load_file(parted / "final" / "model.safetensors")
+    a = load_file(full / "model" / "model.safetensors")
+    b = load_file(parted / "model" / "model.safetensors")
     start = load_file(full / "checkpoints" / "step_000003" / "model" / "model.safetensors")
     assert a.keys() == b.keys()
     for name in a:
@@ -61,7 +62,7 @@ def test_resumed_run_ends_with_the_same_weights(runs):
 def test_weights_moved_and_metrics_cover_each_step_once(runs, warm_model_dir):
     full, parted, _, _ = runs
     initial = load_file(warm_model_dir / "model.safetensors")
-    final = load_file(full / "final" / "model.safetensors")
+    final = load_file(full / "model" / "model.safetensors")
     assert any(not torch.equal(initial[k], final[k]) for k in initial), "training did not change the weights"
     for out in (full, parted):
         metrics = read_metrics(out)
@@ -70,14 +71,18 @@ def test_weights_moved_and_metrics_cover_each_step_once(runs, warm_model_dir):
             assert {"reward_mean", "pass_rate", "response_length_mean", "kl", "entropy", "grad_norm",
                     "pg_clipfrac", "step_seconds", "tokens_per_second", "judge_errors"} <= set(m)
     assert [m["reward_mean"] for m in read_metrics(full)] == pytest.approx([m["reward_mean"] for m in read_metrics(parted)])
+    # validation every 2 steps and after the last one, seeded by the step: the same after a resume
+    for out in (full, parted):
+        assert [m["step"] for m in read_metrics(out) if "val/pass_at_1" in m] == [2, 3]
+    assert [m.get("val/pass_at_1") for m in read_metrics(full)] == [m.get("val/pass_at_1") for m in read_metrics(parted)]
 
 
 def test_final_model_loads_with_transformers_and_checkpoints_hold_resume_state(runs):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     full, parted, _, _ = runs
-    model = AutoModelForCausalLM.from_pretrained(full / "final")
-    tokenizer = AutoTokenizer.from_pretrained(full / "final")
+    model = AutoModelForCausalLM.from_pretrained(full / "model")
+    tokenizer = AutoTokenizer.from_pretrained(full / "model")
     ids = tokenizer("print(1)", return_tensors="pt")["input_ids"]
     assert model(input_ids=ids).logits.shape[-1] == model.config.vocab_size
     checkpoints = sorted(p.name for p in (parted / "checkpoints").iterdir())
@@ -97,3 +102,31 @@ def test_resumed_run_continues_the_same_mlflow_run(runs):
     history = client.get_metric_history(state["mlflow_run_id"], "reward_mean")
     assert sorted(m.step for m in history) == [1, 2, 3]
     assert client.get_run(state["mlflow_run_id"]).info.status == "FINISHED"
+
+
+def test_trained_on_and_held_out_problems_never_overlap_on_the_cli_path(runs, python_split, easy_python_rows,
+                                                                        warm_model_dir, tmp_path):
+    """data CLI split -> train CLI -> evaluate CLI: the model records what it trained on, and the evaluation of the
+    held-out split finds none of it, while the evaluation of the training problems finds all of it."""
+    from codefu_helpers.data import read_verl_parquet
+
+    full, _, _, _ = runs
+    record = json.loads((full / "model" / "codefu_training.json").read_text())
+    trained_on = set(record["train_problems"])
+    held_out = {r["reward_model"]["ground_truth"]["name"] for r in read_verl_parquet(python_split["test"])}
+    assert trained_on == {r["reward_model"]["ground_truth"]["name"] for r in easy_python_rows[0]}
+    assert record["start_model"] == str(warm_model_dir) and record["steps"] == 3
+    assert trained_on and held_out and not trained_on & held_out
+
+    summaries = {}
+    for name, dataset in (("held_out", python_split["test"]), ("seen", easy_python_rows[1])):
+        out = tmp_path / name
+        cmd = [sys.executable, "-m", "codefu_helpers.evaluate", "--dataset", str(dataset), "--model", str(full / "model"),
+               "--n", "1", "--k", "1", "--max-new-tokens", "16", "--max-problems", "3", "--bootstrap", "10",
+               "--output-dir", str(out), "--no-progress"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        summaries[name] = (json.loads((out / "summary.json").read_text()), proc.stdout)
+    assert summaries["held_out"][0]["trained_on"]["seen_problems"] == []
+    assert "trained on" not in summaries["held_out"][1]
+    assert len(summaries["seen"][0]["trained_on"]["seen_problems"]) == 3 and "trained on 3 of these" in summaries["seen"][1]

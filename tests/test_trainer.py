@@ -84,6 +84,7 @@ def _config(train_batch: int, n: int) -> ExperimentConfig:
     return ExperimentConfig.from_yaml(ROOT / "configs" / "ci_tiny.yaml").with_overrides([
         f"data.train_batch_size={train_batch}", f"algorithm.ppo_mini_batch_size={train_batch}", f"rollout.n={n}",
         "algorithm.ppo_micro_batch_size=1", "algorithm.use_kl_loss=false", "optim.lr=0.01", "model.device=cpu",
+        "trainer.test_freq=0", "data.val_path=null",
     ]).validate()
 
 
@@ -125,3 +126,160 @@ def test_schedule_and_step_count():
     cfg = _config(4, 2)
     assert total_steps(cfg.with_overrides(["trainer.total_steps=7"]), 100) == 7
     assert total_steps(cfg.with_overrides(["trainer.total_steps=null", "trainer.total_epochs=2"]), 10) == 5
+
+
+# ------------------------------------------------------------------------------------------ logged numbers
+
+
+def _random_samples(seed: int, lengths=(4, 6, 5, 3)) -> list[Sample]:
+    torch.manual_seed(seed)
+    return [Sample(torch.randint(3, 500, (5 + i,)).tolist(), torch.randint(3, 500, (n,)).tolist(), "", "stop")
+            for i, n in enumerate(lengths)]
+
+
+@pytest.mark.parametrize("micro", [4, 1], ids=["1-micro-batch", "4-micro-batches"])
+def test_logged_loss_entropy_kl_and_grad_norm_equal_a_direct_computation(tiny, tmp_path, micro):
+    """With one mini-batch per step, the logged loss terms are those of the whole mini-batch at the weights before
+    the update, whatever the micro-batching; grad_norm is the norm of that whole-batch gradient."""
+    from codefu_helpers import grpo
+
+    model, tokenizer = tiny
+    cfg = _config(1, 4).with_overrides([f"algorithm.ppo_micro_batch_size={micro}", "algorithm.use_kl_loss=true",
+                                        "algorithm.kl_coef=0.1", "algorithm.entropy_coef=0.01",
+                                        "optim.grad_clip=null", "optim.warmup_steps=2"])
+    rows = [{"prompt": [{"role": "user", "content": "x"}]}]
+    trainer = GRPOTrainer(cfg, rows, tmp_path, model=copy.deepcopy(model), tokenizer=tokenizer)
+    with torch.no_grad():  # a reference that differs from the policy, so the KL term is not zero
+        for p in trainer.ref_model.parameters():
+            p.add_(0.02 * torch.randn_like(p))
+    policy, reference = copy.deepcopy(trainer.model), copy.deepcopy(trainer.ref_model)
+    samples = _random_samples(3)
+    scores = [1.0, 0.0, 0.5, -1.0]
+    results = [Scored(s, s == 1.0, False, "ok", {}) for s in scores]
+    logged = trainer._update(samples, [0] * 4, results, [1.0] * 4)
+
+    batch = pack(samples, tokenizer.pad_token_id)
+    advantages = grpo.group_advantages(torch.tensor(scores), [0] * 4)
+    with torch.no_grad():
+        old, _ = response_log_probs(policy, batch)
+        ref, _ = response_log_probs(reference, batch)
+    log_prob, entropy = response_log_probs(policy, batch, with_entropy=True, entropy_grad=True)
+    direct = grpo.actor_loss(log_prob, old, grpo.token_advantages(advantages, batch.response_mask), batch.response_mask,
+                             ref_log_prob=ref, entropy=entropy, clip_ratio_low=0.2, clip_ratio_high=0.28,
+                             clip_ratio_c=3.0, entropy_coef=0.01, use_kl_loss=True, kl_coef=0.1,
+                             max_response_length=cfg.data.max_response_length)
+    direct.loss.backward()
+    grad_norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in policy.parameters() if p.grad is not None]))
+    for key in ("loss", "pg_loss", "entropy", "kl_loss"):
+        assert logged[key] == pytest.approx(float(direct.metrics[key]), rel=1e-4, abs=1e-6), key
+    assert logged["kl"] == logged["kl_loss"] > 0
+    assert logged["entropy"] > 1.0  # a near-uniform tiny model: a few nats
+    assert logged["grad_norm"] == pytest.approx(float(grad_norm), rel=1e-4)
+    assert logged["lr"] == pytest.approx(cfg.optim.lr * lr_lambda(2, "constant", 1)(0))  # the rate the update used
+    assert logged["optimizer_steps"] == 1
+    assert logged["advantage_abs_mean"] == pytest.approx(float(advantages.abs().mean()), rel=1e-6)
+
+
+def test_ratio_metrics_of_micro_batches_combine_to_the_whole_mini_batch():
+    """clip fractions and ppo_kl are token means: weighting micro-batches by their tokens gives the whole batch's."""
+    from codefu_helpers import grpo
+    from codefu_helpers.trainer import mini_batch_metrics
+
+    torch.manual_seed(0)
+    B, T = 6, 9
+    mask = (torch.arange(T)[None] < torch.tensor([9, 3, 7, 1, 5, 8])[:, None]).float()
+    log_prob, old = torch.randn(B, T) * 0.3, torch.randn(B, T) * 0.3
+    adv = grpo.token_advantages(torch.randn(B), mask)
+    whole = grpo.actor_loss(log_prob, old, adv, mask, clip_ratio_low=0.1, clip_ratio_high=0.1).metrics
+    norms = grpo.loss_normalisers(mask)
+    parts = []
+    for lo in range(0, B, 2):
+        sl = slice(lo, lo + 2)
+        out = grpo.actor_loss(log_prob[sl], old[sl], adv[sl], mask[sl], clip_ratio_low=0.1, clip_ratio_high=0.1, **norms)
+        parts.append((out.metrics, int(mask[sl].sum())))
+    combined = mini_batch_metrics(parts, norms["total_tokens"])
+    assert 0 < float(whole["pg_clipfrac"]) < 1, "pick data where clipping happens, or this proves nothing"
+    for key in ("pg_clipfrac", "ppo_kl", "pg_clipfrac_lower", "pg_loss", "loss"):
+        assert combined[key] == pytest.approx(float(whole[key]), rel=1e-5, abs=1e-7), key
+    naive = sum(float(m["pg_clipfrac"]) for m, _ in parts) / len(parts)
+    assert naive != pytest.approx(float(whole["pg_clipfrac"]), rel=1e-3), "unequal micro-batches: a plain mean is off"
+
+
+def test_logged_rollout_numbers_equal_the_samples_of_the_step(easy_python_rows, warm_model_dir, tmp_path):
+    """reward, pass rate, lengths, truncations and verdict counts are recomputed from the step's own samples."""
+    rows, _ = easy_python_rows
+    model = AutoModelForCausalLM.from_pretrained(warm_model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(warm_model_dir)
+    cfg = _config(2, 4).with_overrides(["data.max_response_length=48", "algorithm.ppo_micro_batch_size=4"])
+    trainer = GRPOTrainer(cfg, rows, tmp_path, model=model, tokenizer=tokenizer)
+    metrics = trainer.step(0)
+    last = trainer.last_step
+    samples, results = last["samples"], last["results"]
+    valid = [r for r in results if not r.judge_error]
+    lengths = [len(s.response_ids) for s in samples]
+    assert metrics["samples"] == len(samples) == 8
+    assert metrics["reward_mean"] == pytest.approx(sum(r.score for r in valid) / len(valid))
+    assert metrics["pass_rate"] == pytest.approx(sum(r.passed for r in valid) / len(valid))
+    assert metrics["response_length_mean"] == pytest.approx(sum(lengths) / len(lengths))
+    assert metrics["response_length_max"] == max(lengths) and metrics["response_tokens"] == sum(lengths)
+    assert metrics["truncated"] == sum(s.finish_reason == "length" for s in samples)
+    assert metrics["judge_errors"] == len(results) - len(valid)
+    assert sum(v for k, v in metrics.items() if k.startswith("status/")) == len(samples)
+    assert metrics["tokens_per_second"] == pytest.approx(metrics["response_tokens"] / metrics["time_generate"])
+    assert [r["reward_model"]["ground_truth"]["name"] for r in last["rows"]] == \
+        [r["reward_model"]["ground_truth"]["name"] for r in trainer.batch_rows(0)]
+
+
+def test_validation_pass_rate_is_the_evaluation_of_the_held_out_rows(python_split, easy_python_rows, warm_model_dir,
+                                                                       tmp_path):
+    from codefu_helpers.data import read_verl_parquet
+    from codefu_helpers.trainer import pass_rate, sampling_params
+
+    rows, _ = easy_python_rows
+    val_rows = read_verl_parquet(python_split["test"])[:3]
+    model = AutoModelForCausalLM.from_pretrained(warm_model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(warm_model_dir)
+    cfg = _config(2, 4).with_overrides(["data.max_response_length=32", "trainer.test_freq=1",
+                                        f"data.val_path={python_split['test']}", "trainer.val_samples=2"])
+    with pytest.raises(ValueError, match="also training problems"):
+        GRPOTrainer(cfg, rows, tmp_path, model=model, tokenizer=tokenizer, val_rows=rows[:1])
+    trainer = GRPOTrainer(cfg, rows, tmp_path, model=model, tokenizer=tokenizer, val_rows=val_rows)
+    got = trainer.validate(step=1)
+    direct = pass_rate(model, tokenizer, val_rows, 2, sampling_params(cfg, seed=cfg.trainer.seed * 100_003 + 50_001))
+    assert got["val/problems"] == 3 and got["val/pass_at_1"] == direct["pass_rate"]
+    assert direct["samples"] == 6 and got["val/judge_errors"] == 0
+
+
+def test_log_probs_never_hold_the_full_logits_of_a_large_vocabulary(tmp_path):
+    """A 150k vocabulary, 4 x 512 response tokens: full float32 logits would be 1.2 GB (more with their gradient).
+    The chunked projection keeps the peak far below; measured in a fresh process (ru_maxrss)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent('''
+        import resource, torch
+        from transformers import Qwen2Config, Qwen2ForCausalLM
+        from codefu_helpers.trainer import PackedBatch, response_log_probs
+        torch.manual_seed(0)
+        V, B, P, T = 151_936, 4, 8, 512
+        cfg = Qwen2Config(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                          num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=1024,
+                          tie_word_embeddings=True)
+        model = Qwen2ForCausalLM(cfg)
+        ids = torch.randint(0, V, (B, P + T))
+        mask = torch.ones_like(ids)
+        batch = PackedBatch(ids, mask, (mask.cumsum(-1) - 1), ids[:, P:], torch.ones(B, T), P)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        lp, ent = response_log_probs(model, batch, temperature=0.7, with_entropy=True, entropy_grad=True)
+        (lp.sum() + ent.sum()).backward()
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print((after - before) * 1024, float(lp.mean()))
+    ''')
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    grown, mean_log_prob = proc.stdout.split()
+    full_logits = 4 * 512 * 151_936 * 4
+    assert float(mean_log_prob) < 0
+    assert int(grown) < full_logits / 4, f"peak grew by {int(grown) / 2**20:.0f} MiB; full logits are " \
+                                         f"{full_logits / 2**20:.0f} MiB"
