@@ -48,6 +48,10 @@ VLLM_INSTALL_HINT = ("install it: GPU `pip install vllm` (with its CUDA torch), 
                      "(`make setup` does); or set rollout.backend=hf")
 
 
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.5  # share of the device for weights + KV cache; the trainer needs the rest
+DEFAULT_CPU_KV_CACHE_GB = 1.0  # ~44k cached tokens of Qwen2.5-0.5B in float32 (24 layers x 2 KV heads x 64)
+
+
 class EngineStartError(RuntimeError):
     """vLLM could not start; the message names the cause (missing package, memory, configuration)."""
 
@@ -57,8 +61,8 @@ class VLLMRollout:
 
     backend = "vllm"
 
-    def __init__(self, model, tokenizer, *, max_model_len: int, gpu_memory_utilization: float = 0.5,
-                 tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float = 1.0,
+    def __init__(self, model, tokenizer, *, max_model_len: int, gpu_memory_utilization: float | None = None,
+                 tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float | None = None,
                  seed: int = 0, bucket_mb: int = 256, enforce_eager: bool | None = None):
         """Start an engine on `model`'s architecture and dtype, then load `model`'s weights into it."""
         parameter = next(model.parameters())
@@ -103,8 +107,8 @@ class VLLMRollout:
     # -- start -----------------------------------------------------------------------------------------
 
     def _start(self, model_dir: str, tokenizer, *, generation_config, dtype: torch.dtype, device: torch.device,
-               load_format: str, max_model_len: int, gpu_memory_utilization: float = 0.5,
-               tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float = 1.0,
+               load_format: str, max_model_len: int, gpu_memory_utilization: float | None = None,
+               tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float | None = None,
                seed: int = 0, bucket_mb: int = 256, enforce_eager: bool | None = None) -> None:
         self.tokenizer = tokenizer
         self.eos_ids = eos_ids(generation_config, tokenizer)
@@ -132,12 +136,14 @@ class VLLMRollout:
         self._vllm = vllm
         args = dict(model=model_dir, tokenizer=model_dir, dtype=str(dtype).removeprefix("torch."),
                     load_format=load_format, max_model_len=max_model_len, seed=seed,
-                    tensor_parallel_size=tensor_parallel_size, gpu_memory_utilization=gpu_memory_utilization,
+                    tensor_parallel_size=tensor_parallel_size,
+                    gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION if gpu_memory_utilization is None
+                    else gpu_memory_utilization,
                     enforce_eager=on_cpu if enforce_eager is None else enforce_eager,
                     enable_sleep_mode=enable_sleep_mode, logprobs_mode="processed_logprobs",
                     generation_config="vllm")  # sampling comes from our SamplingParams only, never the checkpoint
         if on_cpu and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
-            args["kv_cache_memory_bytes"] = int(cpu_kv_cache_gb * (1 << 30))
+            args["kv_cache_memory_bytes"] = int((cpu_kv_cache_gb or DEFAULT_CPU_KV_CACHE_GB) * (1 << 30))
         set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
         start = time.perf_counter()
         try:
