@@ -1,5 +1,7 @@
-"""The judge with real bubblewrap sandboxes and real programs: verdicts per language, limits, output checking,
-input validation, concurrency, crash recovery and the judge-error path.
+"""The judge with real sandboxes and real programs: verdicts per language, limits, output checking, input
+validation, concurrency, crash recovery and the judge-error path. Everything that uses the `judge` fixture runs
+in both isolation tiers: bwrap (bubblewrap namespaces) and container (a uid per worker, seccomp, Landlock, no
+namespaces; tests/test_sandbox_container.py runs it where namespaces are refused).
 
 No timing is asserted (CI machines are noisy); time limits are chosen so that a correct program is far below
 and a wrong one far above them.
@@ -10,6 +12,7 @@ import pickle
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,9 +24,10 @@ MB = 1 << 20
 ADD_TESTS = [("1 2\n", "3\n"), ("10 -4\n", "6\n"), ("1000000000 1000000000\n", "2000000000\n")]
 
 
-@pytest.fixture(scope="module")
-def judge():
-    with Judge(workers=2) as j:
+@pytest.fixture(scope="module", params=["bwrap", "container"])
+def judge(request):
+    with Judge(workers=2, isolation=request.param) as j:
+        assert j.isolation == request.param
         yield j
 
 
@@ -139,15 +143,20 @@ def test_output_limit(judge):
 
 
 def test_python_runs_like_a_fresh_interpreter(judge):
-    source = ("import sys, os, random, threading\n"
+    # the working directory, home and temporary directory: /tmp in a bwrap sandbox, the worker's own scratch
+    # directory in the container tier
+    expected_cwd = {"/tmp"} if judge.isolation == "bwrap" else {str(w.slot_dir) for w in judge._workers}
+    source = ("import sys, os, random, threading, tempfile\n"
               "assert __name__ == '__main__'\n"
               "res = []\nt = threading.Thread(target=lambda: res.append(len(sys.stdin.readline().split())))\n"
               "t.start(); t.join()\n"
-              "print(res[0], sys.argv[0], os.getcwd(), 10 ** 5000 > 0, sorted(os.environ))\n"
+              "assert os.getcwd() == os.environ['HOME'] == tempfile.gettempdir(), os.environ\n"
+              "print(res[0], sys.argv[0], 10 ** 5000 > 0, sorted(os.environ))\n"
+              "print(os.getcwd(), file=sys.stderr)\n"
               "sys.exit(0)\n")
-    result = run(judge, "python", source, tests=[("a b c\n", "3 solution.py /tmp True ['HOME', 'LANG', 'PATH', "
-                                                             "'TMPDIR']")])
+    result = run(judge, "python", source, tests=[("a b c\n", "3 solution.py True ['HOME', 'LANG', 'PATH', 'TMPDIR']")])
     assert result.verdict is Verdict.OK, result.tests[0].output + result.tests[0].stderr
+    assert result.tests[0].stderr.strip() in expected_cwd
 
 
 def test_python_random_is_reseeded_per_run(judge):
@@ -180,7 +189,11 @@ def test_cpp_uses_the_precompiled_header(judge):
     run(judge, "cpp", CPP[Verdict.OK] + "// pch check\n")
     pch = judge.info()["pch"]
     assert pch and pch.startswith("/judge/cache/pch-")
-    assert (judge.cache_root / pch.rsplit("/", 1)[1] / "bits" / "stdc++.h.gch").stat().st_size > 1 * MB
+    gch = Path("bits") / "stdc++.h.gch"
+    built = judge.cache_root / pch.rsplit("/", 1)[1] / gch
+    assert built.stat().st_size > 1 * MB
+    if judge.isolation == "container":  # where the workers' uids can read it: the same file, linked or copied
+        assert (judge._cache_view / pch.rsplit("/", 1)[1] / gch).stat().st_size == built.stat().st_size
 
 
 def test_compile_error_shows_the_compiler_message(judge):

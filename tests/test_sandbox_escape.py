@@ -1,11 +1,13 @@
-"""Escape probes: programs that try to reach the network, write or read host files, read secrets, fork-bomb,
-memory-bomb, spin, ignore signals, outlive the judge, flood stdout, kill the judge, poke the kernel, leave
-files for the next test or find the expected answer. Every one must be contained, judged by host-side evidence
-(see codefu_helpers/sandbox/probes.py).
+"""Escape probes: programs that try to reach the network (TCP and abstract AF_UNIX sockets), write or read host
+files, read secrets, fork-bomb, memory-bomb, spin, ignore signals, outlive the judge, flood stdout, kill the
+judge, poke the kernel, leave files for the next test or find the expected answer. Every one must be contained,
+judged by host-side evidence (see codefu_helpers/sandbox/probes.py).
 
 The same checks run against an *unisolated* judge must report the attacks that work there: that is what shows
-the checks can fail. And the whole thing runs in both isolation modes: as root (this is CI) and, through a
-subprocess as `nobody`, as an ordinary user (a laptop: bubblewrap with a user namespace).
+the checks can fail. And the whole battery runs in both isolation tiers: bwrap (as root, this is CI) and
+container, the latter inside a process that may not create namespaces, as in a Docker container with the default
+seccomp profile (`docker_like`, tests/test_sandbox_container.py), where `isolation="auto"` has to pick it. Parts
+of it also run through a subprocess as `nobody`, as an ordinary user (a laptop: bubblewrap with a user namespace).
 """
 
 import json
@@ -23,17 +25,30 @@ import pytest
 
 from codefu_helpers.sandbox import Judge
 from codefu_helpers.sandbox.probes import DAEMON_NAME, PROBES, SECRET_ENV, _host_processes_named, run_escape_probes
+from test_sandbox_container import run_docker_like
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "5ec7e7000000000000c0ffee"
 
+_DOCKER_LIKE_PROBES = textwrap.dedent("""
+    import json
+    from codefu_helpers.sandbox import Judge
+    from codefu_helpers.sandbox.probes import run_escape_probes
+    with Judge(workers=2) as judge:  # auto: bubblewrap cannot create namespaces here
+        print(json.dumps({"isolation": judge.isolation, "rows": run_escape_probes(judge)}))
+""")
 
-@pytest.fixture(scope="module")
-def probe_rows():
+
+@pytest.fixture(scope="module", params=["bwrap", "container"])
+def probe_rows(request):
+    if request.param == "container":  # where it is used: namespaces refused, the secret in the environment
+        out, _ = run_docker_like(_DOCKER_LIKE_PROBES, env={SECRET_ENV: SECRET})
+        assert out["isolation"] == "container"
+        return {row["probe"]: row for row in out["rows"]}
     previous = os.environ.get(SECRET_ENV)
     os.environ[SECRET_ENV] = SECRET  # as credentials would be on a training host, before the judge starts
     try:
-        with Judge(workers=2) as judge:
+        with Judge(workers=2, isolation="bwrap") as judge:
             rows = run_escape_probes(judge)
     finally:
         if previous is None:
@@ -53,7 +68,7 @@ def test_probe_is_contained(probe_rows, name):
 
 def test_the_checks_catch_attacks_that_work_without_isolation():
     """Unisolated, the network, file, secret-file and daemon probes succeed, and the checks must say so."""
-    names = ["network", "write outside tmp", "read host secrets", "daemon outliving the judge"]
+    names = ["network", "abstract unix socket", "write outside tmp", "read host secrets", "daemon outliving the judge"]
     try:
         with Judge(workers=1, isolation="none") as unsafe:
             rows = {r["probe"]: r for r in run_escape_probes(unsafe, names=names)}

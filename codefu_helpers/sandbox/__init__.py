@@ -7,21 +7,26 @@ Python programs (HumanEval style).
         assert r.verdict is Verdict.OK
 
 Programs run in bubblewrap sandboxes (no network, read-only system, private /tmp, non-root uid, rlimits,
-seccomp, a PID namespace per test that takes every leftover process down) served by pre-started fork servers,
-so a Python test costs milliseconds. Verdicts: OK, WA, TLE, MLE, RE, CE, and JUDGE_ERROR when the judge itself
-failed (never reported as a wrong answer). Start with `judge.py` for the rules on time, memory and output.
+seccomp, leftover processes killed after every test) served by pre-started fork servers, so a Python test costs
+milliseconds. Where namespaces are refused (root in a Docker-like container, e.g. a SageMaker training job) the
+"container" tier takes over: a uid per worker, rlimits, seccomp, Landlock, no namespaces; `Judge.info()` names
+the tier, and a launcher calls `require_isolation()` to fail early when no tier works. Verdicts: OK, WA, TLE, MLE,
+RE, CE, and JUDGE_ERROR when the judge itself failed (never reported as a wrong answer). Start with `judge.py`
+for the rules on time, memory and output, `isolation.py` for the tiers.
 
-Pure standard library: the sandbox side runs under the system's /usr/bin/python3.
+Standard library on the host; the sandbox side runs under the system's /usr/bin/python3 and also needs
+libseccomp's Python bindings there (Debian's python3-seccomp: scripts/setup_system.sh installs it).
 """
 
 from .checker import outputs_match
 from .isolation import SandboxUnavailableError
 from .judge import (OUTPUT_LIMIT_BYTES, TIME_MULTIPLIERS, WALL_FACTOR, WALL_SLACK_SECONDS, Judge, Limits, get_judge,
-                    shutdown_default_judge)
+                    require_isolation, shutdown_default_judge)
 from .results import SampleResult, Submission, TestResult, Verdict, normalize_language
 
 __all__ = [
     "Judge", "Verdict", "SampleResult", "TestResult", "Submission", "Limits", "get_judge", "shutdown_default_judge",
+    "require_isolation",
     "SandboxUnavailableError", "outputs_match", "normalize_language", "TIME_MULTIPLIERS", "WALL_FACTOR",
     "WALL_SLACK_SECONDS", "OUTPUT_LIMIT_BYTES",
 ]

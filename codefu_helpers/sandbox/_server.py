@@ -1,9 +1,11 @@
-"""The fork server that runs inside each judge sandbox (one per worker). Standard library only.
+"""The fork server that runs inside each judge sandbox (one per worker). Standard library, plus libseccomp's own
+Python bindings (Debian's python3-seccomp) to write the seccomp filter.
 
-The host starts this file with the system interpreter (`/usr/bin/python3 -I`) inside a bubblewrap sandbox
-(fresh network, PID, IPC and UTS namespaces; read-only /usr; no host files; empty environment) and talks to it
-over stdin/stdout with length-prefixed JSON headers plus raw byte blobs (see `read_message`). The server never
-runs model code itself and never sees expected outputs: output checking happens on the host.
+The host starts this file with the system interpreter (`/usr/bin/python3 -I`), in a bubblewrap sandbox (fresh
+network, PID, IPC and UTS namespaces; read-only /usr; no host files; empty environment) or, in the container
+tier, directly as root, and talks to it over stdin/stdout with length-prefixed JSON headers plus raw byte blobs
+(see `read_message`). The server never runs model code itself and never sees expected outputs: output checking
+happens on the host.
 
 Per program run it forks a child that sets rlimits, drops to a non-root uid with no capabilities, arms a CPU
 timer (ITIMER_PROF: the exact time-limit kill) and then either execs a compiled binary or runs the model's
@@ -11,16 +13,25 @@ Python *in this already-started interpreter* -- no interpreter start-up per test
 test cost milliseconds. stdin, stdout and stderr are memfds; RLIMIT_FSIZE caps what the program can write.
 
 Modes (argv[1] JSON "mode"):
-  "root"   the host runs as root (SageMaker, CI). bubblewrap makes no user namespace. Each worker has its own
-           uid for programs. A seccomp filter (below) is installed once, in the server, so every run inherits
-           it for free. After each run the server (root, pid 2 of the sandbox's PID namespace) calls
-           kill(-1, SIGKILL) -- atomically every process in the sandbox except bubblewrap's init and itself,
-           so a daemon cannot outlive its test -- and wipes /tmp and /dev/shm.
-  "userns" an ordinary user: bubblewrap made a user namespace in which every process is the same host uid,
-           so the server protects itself with a PID namespace per run instead: a monitor (pid 1 there, with
-           a fresh /tmp, /dev/shm and /proc) forks the program, which enters a nested user namespace as uid
-           1000 and installs the seccomp filter; when the monitor exits the kernel kills everything left.
-  "none"   explicitly unisolated: no namespaces, no uid change; process-group kill and a temp directory.
+  "root"      bwrap tier, the host runs as root (CI, a root shell). bubblewrap makes no user namespace. Each
+              worker has its own uid for programs. The seccomp filter (below) is installed once, in the server,
+              so every run inherits it for free. After each run the server (root, pid 2 of the sandbox's PID
+              namespace) calls kill(-1, SIGKILL) -- atomically every process in the sandbox except bubblewrap's
+              init and itself, so a daemon cannot outlive its test -- and wipes /tmp and /dev/shm.
+  "userns"    bwrap tier, an ordinary user: bubblewrap made a user namespace in which every process is the same
+              host uid, so the server protects itself with a PID namespace per run instead: a monitor (pid 1
+              there, with a fresh /tmp, /dev/shm and /proc) forks the program, which enters a nested user
+              namespace as uid 1000 and installs the seccomp filter; when the monitor exits the kernel kills
+              everything left.
+  "container" container tier, for root in a container that may not create namespaces (Docker's default
+              seccomp profile refuses them; SageMaker training jobs run so). No namespace at all: each worker
+              (slot) runs its programs as its own unprivileged uid, in its own 0700 scratch directory (home,
+              temporary files, the working directory), with the seccomp filter (which also keeps sockets off the
+              network) and, where the kernel has Landlock, a ruleset limiting files to the system, the judge's
+              binaries and that scratch directory. The server is a child subreaper: after each run it kills
+              every process of the slot's uid (see `_kill_slot_processes`) and empties the scratch directory --
+              and, without Landlock, whatever the uid left in the world-writable temporary directories.
+  "none"      explicitly unisolated: no namespaces, no uid change; process-group kill and a temp directory.
 """
 
 import ctypes
@@ -53,10 +64,12 @@ import traceback  # noqa: E402
 import types  # noqa: E402
 
 LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.syscall.restype = ctypes.c_long
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
 CLONE_NEWUTS, CLONE_NEWNET, CLONE_NEWCGROUP = 0x04000000, 0x40000000, 0x02000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 4, 24, 38, 22
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 SANDBOX_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp"}
 NESTED_UID = 1000  # the uid model code sees in "userns" mode
 STATUS_READY = b"R"  # child -> monitor: set-up done, model code starts now
@@ -87,63 +100,173 @@ def prctl(option, arg2=0):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# seccomp: a small deny list on top of the namespaces and the uid. It removes the kernel interfaces that sandbox
-# escapes usually go through (new namespaces, ptrace, keyrings, bpf, io_uring, mounting, modules) and the
-# SysV / POSIX IPC objects that would otherwise outlive a run. No contest solution needs any of them.
+# seccomp: a deny list on top of the namespaces (bwrap tier) or standing in for them (container tier). It removes
+# the kernel interfaces that sandbox escapes usually go through (new namespaces, mounts, ptrace, keyrings, bpf,
+# io_uring, modules), the SysV / POSIX IPC objects that would otherwise outlive a run, and every way a socket
+# could reach something: only AF_UNIX sockets can be created, and none of them can connect, bind, listen or send
+# to an address, which leaves socketpair(). No contest solution needs any of it.
+#
+# The filter is written by libseccomp through its own Python bindings (Debian's python3-seccomp, importable by
+# /usr/bin/python3, installed by scripts/setup_system.sh): it resolves the names for this machine, compares
+# 64-bit arguments correctly and kills calls made through another ABI (x32 and i386 on x86_64). The server asks
+# it for the BPF program once; each run then loads those bytes with one prctl, so a run that installs the
+# filter after its fork (userns mode) does not pay for building it.
 
-_SECCOMP = {
-    # machine: (AUDIT_ARCH, x32 bit or None, clone nr, clone3 nr, denied syscall numbers)
-    "x86_64": (0xC000003E, 0x40000000, 56, 435, (
-        101, 165, 166, 155, 161, 308, 272, 250, 248, 249, 321, 298, 323, 425, 426, 427, 246, 320, 175, 313,
-        176, 167, 168, 169, 163, 310, 311, 304, 303, 428, 429, 430, 431, 432, 433, 442, 179, 103,
-        29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241, 242, 243, 244, 245)),
-    "aarch64": (0xC00000B7, None, 220, 435, (
-        117, 40, 39, 41, 51, 268, 97, 219, 217, 218, 280, 241, 282, 425, 426, 427, 104, 294, 105, 273,
-        106, 224, 225, 142, 89, 270, 271, 265, 264, 428, 429, 430, 431, 432, 433, 442, 60, 116,
-        186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 180, 181, 182, 183, 184, 185)),
-}
-_NS_FLAGS = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWCGROUP
+try:
+    import seccomp
+except ImportError:  # reported by the server's hello, and by the judge as a start-up error
+    seccomp = None
+
+DENIED_SYSCALLS = (
+    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
+    "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "perf_event_open",
+    "keyctl", "add_key", "request_key", "bpf", "userfaultfd", "io_uring_setup", "io_uring_enter",
+    "io_uring_register", "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "open_by_handle_at", "name_to_handle_at",
+    "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd",
+    "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+    "connect", "bind", "listen", "sendmsg", "sendmmsg",
+)
+AF_UNIX = 1
+CLONE_NEW_FLAGS = (CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWUTS, CLONE_NEWNET, CLONE_NEWCGROUP)
+_CLONE_FLAGS_ARG = {"s390": 1, "s390x": 1}  # clone(flags, ...) everywhere but s390, where the stack comes first
 
 
-def _seccomp_program(machine):
-    """Classic BPF: wrong ABI -> kill; denied syscall -> EPERM; clone3 -> ENOSYS; clone with a namespace flag
-    -> EPERM; everything else allowed. Returns the bytes of a struct sock_filter array."""
-    arch, x32, clone_nr, clone3_nr, denied = _SECCOMP[machine]
-    LD_W_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
-    ALLOW, KILL = 0x7FFF0000, 0x80000000
-    EPERM, ENOSYS = 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
-    checks = [(JGE, x32, "eperm")] if x32 is not None else []  # x32 ABI numbers alias the x86_64 ones
-    checks += [(JEQ, nr, "eperm") for nr in denied]
-    checks += [(JEQ, clone3_nr, "enosys"), (JEQ, clone_nr, "clone")]  # clone3's flags are out of BPF's reach
-    # seccomp_data: nr at offset 0, arch at 4, args[0] at 16 (its low half on little-endian machines)
-    prog = [(LD_W_ABS, 0, 0, 4), (JEQ, 1, 0, arch), (RET, 0, 0, KILL), (LD_W_ABS, 0, 0, 0)]
-    base = len(prog) + len(checks)
-    labels = {"clone": base + 1, "eperm": base + 3, "enosys": base + 5}
-    for op, k, target in checks:
-        offset = labels[target] - (len(prog) + 1)
-        if not 0 <= offset < 256:
-            raise RuntimeError("seccomp program too long for 8-bit jumps")
-        prog.append((op, offset, 0, k))
-    prog += [(RET, 0, 0, ALLOW),
-             (LD_W_ABS, 0, 0, 16), (JSET, 0, 1, _NS_FLAGS),  # clone: a namespace flag -> EPERM, else allow
-             (RET, 0, 0, EPERM), (RET, 0, 0, ALLOW), (RET, 0, 0, ENOSYS)]
-    return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
+def seccomp_program():
+    """The filter as the bytes of a `struct sock_filter` array, built by libseccomp for this machine.
+
+    Returns (program, names libseccomp does not know on this machine: not filtered, reported in the hello)."""
+    if seccomp is None:
+        raise RuntimeError("libseccomp's Python bindings are missing for /usr/bin/python3: install them with "
+                           "`apt-get install python3-seccomp` (scripts/setup_system.sh does), or start the judge "
+                           "with seccomp=False")
+    eperm = seccomp.ERRNO(errno.EPERM)
+    filt = seccomp.SyscallFilter(seccomp.ALLOW)
+    filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
+    unknown = []
+    for name in DENIED_SYSCALLS:
+        try:
+            filt.add_rule(eperm, name)
+        except (RuntimeError, ValueError, OSError):  # a name this libseccomp does not know for this machine
+            unknown.append(name)
+    clone_arg = _CLONE_FLAGS_ARG.get(os.uname().machine, 0)
+    for flag in CLONE_NEW_FLAGS:  # rules for one syscall are alternatives: any namespace flag -> EPERM
+        filt.add_rule(eperm, "clone", seccomp.Arg(clone_arg, seccomp.MASKED_EQ, flag, flag))
+    filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # its flags sit in memory, out of a filter's reach:
+    # ENOSYS makes the C library fall back to clone, which is checked above
+    for name in ("socket", "socketpair"):
+        filt.add_rule(eperm, name, seccomp.Arg(0, seccomp.NE, AF_UNIX))
+    filt.add_rule(eperm, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # send() is sendto(..., NULL, 0): allowed
+    fd = os.memfd_create("seccomp", os.MFD_CLOEXEC)
+    try:
+        with open(fd, "wb", closefd=False) as fh:
+            filt.export_bpf(fh)
+        return os.pread(fd, 1 << 20, 0), unknown
+    finally:
+        os.close(fd)
 
 
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-_SECCOMP_CODE = _seccomp_program(os.uname().machine) if os.uname().machine in _SECCOMP else None
-_SECCOMP_BUF = ctypes.create_string_buffer(_SECCOMP_CODE, len(_SECCOMP_CODE)) if _SECCOMP_CODE else None
-
-
-def install_seccomp():
-    """Installs the filter on the calling process (inherited by everything it forks or execs)."""
-    prog = _SockFprog(len(_SECCOMP_CODE) // 8, ctypes.cast(_SECCOMP_BUF, ctypes.c_void_p))
+def install_seccomp(program):
+    """Loads a program from seccomp_program() on the calling process (inherited by everything it forks or execs)."""
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     _check(LIBC.prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(2), ctypes.byref(prog), ctypes.c_ulong(0),
                       ctypes.c_ulong(0)), "prctl(PR_SET_SECCOMP)")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Landlock (container tier): which files a run may touch, enforced by the kernel (Linux 5.13+, when the Landlock
+# LSM is enabled), without namespaces or privileges. Read and execute: the system (/usr and the root's links into
+# it), the dynamic-linker cache, the judge's binaries and precompiled header; read and write: a few devices
+# (/dev/null ...); everything but execute: the slot's own scratch directory. Nothing else, not even /proc (no
+# other process's command line) or /tmp. From ABI 4 no TCP bind or connect either, from ABI 6 no abstract AF_UNIX
+# socket and no signal outside the run (both on top of seccomp and the uid).
+#
+# A small ctypes wrapper rather than the `landlock` package: this file runs under /usr/bin/python3, which cannot
+# import the project's virtual environment, and Debian packages no binding. Three system calls, two structs.
+
+_LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446  # one number on every arch
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+LL_EXECUTE, LL_WRITE_FILE, LL_READ_FILE, LL_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+LL_MAKE_CHAR, LL_MAKE_SOCK, LL_MAKE_BLOCK, LL_TRUNCATE, LL_IOCTL_DEV = 1 << 6, 1 << 9, 1 << 11, 1 << 14, 1 << 15
+_LL_FILE_RIGHTS = LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_TRUNCATE | LL_IOCTL_DEV  # all a file rule may hold
+_LL_FS_BITS = {1: 13, 2: 14, 3: 15, 4: 15}  # how many filesystem rights each ABI knows (16 from ABI 5 on)
+LANDLOCK_SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+LANDLOCK_READ_PATHS = ("/etc/ld.so.cache", "/etc/alternatives")
+LANDLOCK_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def landlock_abi():
+    """The kernel's Landlock ABI version, or None where there is none (too old, disabled, or refused by a
+    seccomp profile such as an older Docker's)."""
+    abi = LIBC.syscall(ctypes.c_long(_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
+                       ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    return abi if abi > 0 else None
+
+
+def landlock_ruleset(abi, read_exec, read, devices, read_write):
+    """A ruleset fd (close-on-exec) granting only the listed paths; landlock_restrict_self(fd) enforces it.
+
+    Paths that do not exist are left out (a system without /lib32); everything else must work."""
+    handled_fs = (1 << _LL_FS_BITS.get(abi, 16)) - 1
+    attr = _RulesetAttr(handled_fs, 0, 0)
+    size = 8
+    if abi >= 4:
+        attr.handled_access_net, size = 0b11, 16  # TCP bind and connect, with no rule allowing either
+    if abi >= 6:
+        attr.scoped, size = 0b11, 24  # abstract AF_UNIX sockets and signals stay inside the run
+    ruleset = LIBC.syscall(ctypes.c_long(_LANDLOCK_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
+                           ctypes.c_uint32(0))
+    if ruleset < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"landlock_create_ruleset: {os.strerror(err)}")
+    os.set_inheritable(ruleset, False)
+    read_only = LL_READ_FILE | LL_READ_DIR
+    grants = [(p, read_only | LL_EXECUTE) for p in read_exec] + [(p, read_only) for p in read]
+    grants += [(p, LL_READ_FILE | LL_WRITE_FILE | LL_TRUNCATE) for p in devices]
+    grants += [(p, handled_fs & ~(LL_EXECUTE | LL_MAKE_CHAR | LL_MAKE_BLOCK | LL_MAKE_SOCK)) for p in read_write]
+    try:
+        for path, access in grants:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except FileNotFoundError:
+                continue
+            try:
+                if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                    access &= _LL_FILE_RIGHTS
+                rule = _PathBeneathAttr(access & handled_fs, fd)
+                _check(LIBC.syscall(ctypes.c_long(_LANDLOCK_ADD_RULE), ctypes.c_int(ruleset),
+                                    ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)),
+                       f"landlock_add_rule({path})")
+            finally:
+                os.close(fd)
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return ruleset
+
+
+def landlock_restrict_self(ruleset):
+    """Enforces the ruleset on the calling process and everything it starts (needs no-new-privs set)."""
+    _check(LIBC.syscall(ctypes.c_long(_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+           "landlock_restrict_self")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -243,6 +366,38 @@ def _wipe(path):
             os.unlink(entry.path)
 
 
+def _pids_of_uid(uid):
+    """Live processes (zombies are already dead) whose real uid is `uid`, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", "rb") as fh:
+                status = fh.read(4096)
+        except OSError:  # gone meanwhile
+            continue
+        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
+        uids = fields.get(b"Uid", b"").split()
+        if uids and int(uids[0]) == uid and not fields.get(b"State", b"").strip().startswith(b"Z"):
+            found.append(int(entry))
+    return found
+
+
+def _world_writable_dirs():
+    """Where any user may create files, besides what Landlock would guard: the usual temporary directories."""
+    found = []
+    for path in ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/var/lock"):
+        real = os.path.realpath(path)
+        try:
+            info = os.stat(real)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and real not in found:
+            found.append(real)
+    return found
+
+
 def _wait_with_deadline(pid, deadline):
     """Waits for a child until `deadline`; returns (status, rusage) or None when the deadline passed first."""
     pidfd = None
@@ -291,13 +446,16 @@ def _write_files(workdir, req, blobs):
         os.close(fd)
 
 
-def _copy_artifact(path, out_fd, limit):
+def _copy_artifact(path, out_fd, limit, owner=None):
+    """Copies a file the run wrote (the compiled binary) to out_fd. Only a regular file with one link, and owned
+    by `owner` when given: this server may be root, and a hard link to someone else's file is not an artifact."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or (owner is not None and info.st_uid != owner):
             return
         left = limit
         while left > 0:
@@ -313,13 +471,12 @@ def _copy_artifact(path, out_fd, limit):
 class Server:
     def __init__(self, config):
         self.mode = config["mode"]
-        if self.mode not in ("root", "userns", "none"):
+        if self.mode not in ("root", "userns", "container", "none"):
             raise ValueError(f"unknown mode {self.mode!r}")
         self.uid, self.gid = config.get("uid"), config.get("gid")
-        self.seccomp = self.mode != "none" and bool(config.get("seccomp", True)) and _SECCOMP_CODE is not None
         self.tmp_size = int(config.get("tmp_size", 256 << 20))
         self.scratch = config.get("scratch", "/tmp")
-        # "none" mode has no /judge mounts: where the host keeps what the sandbox sees under /judge/...
+        # "none" and "container" modes have no /judge mounts: where the host keeps what programs see under /judge/
         self.path_map = dict(config.get("path_map") or {})
         # the control channel moves off fds 0/1 so that nothing forked later can reach it by accident
         self.ctl_in, self.ctl_out = os.dup(0), os.dup(1)
@@ -328,10 +485,19 @@ class Server:
         os.dup2(null, 1)
         os.close(null)
         self.own_pidns = None
+        self.landlock = None           # container mode: the kernel's Landlock ABI, when it has one
+        self.landlock_ruleset = None   # ... and the ruleset fd every run enforces on itself
+        self.sweep_dirs = []           # container mode without Landlock: world-writable directories to clean
         self._code = (None, None)  # (source, code object) of the sample being judged: compiled once, not per test
+        self.seccomp_program, self.seccomp_unknown = None, []
+        if self.mode != "none" and config.get("seccomp", True):
+            self.seccomp_program, self.seccomp_unknown = seccomp_program()
         # What every run shares is set up here, once, and inherited by each forked child.
+        self.env = dict(SANDBOX_ENV)
+        if self.mode == "container":  # no private /tmp: home and temporary files go to the slot's scratch
+            self.env.update(HOME=self.scratch, TMPDIR=self.scratch)
         os.environ.clear()
-        os.environ.update(SANDBOX_ENV)
+        os.environ.update(self.env)
         for sig in (signal.SIGPROF, signal.SIGXCPU, signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
         _apply_limits([(resource.RLIMIT_CORE, 0), (resource.RLIMIT_MEMLOCK, 0), (resource.RLIMIT_MSGQUEUE, 0),
@@ -345,13 +511,42 @@ class Server:
             # The bounding set only limits what an exec can grant: emptying it here keeps the server's own
             # capabilities (it still needs setuid, kill and the wipe) and leaves the children nothing to gain.
             _drop_capability_bounding_set()
-            if self.seccomp:
-                install_seccomp()  # once, here: every run inherits it without paying for it
+            if self.seccomp_program:
+                install_seccomp(self.seccomp_program)  # once, here: every run inherits it without paying for it
         elif self.mode == "userns":
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             prctl(PR_SET_DUMPABLE, 0)
+        elif self.mode == "container":
+            self._init_container()
         gc.collect()
         gc.freeze()  # forked children then leave the preloaded objects' pages shared
+
+    def _init_container(self):
+        """Container mode: no namespaces. The server stays root (it must setuid, kill and clean up) and each run
+        drops to the slot's own uid; see _child and _kill_run."""
+        if os.geteuid() != 0:
+            raise RuntimeError(f"container mode runs programs as the slot's uid {self.uid} and needs root to do so "
+                               f"(running as uid {os.geteuid()})")
+        if not self.uid or not self.gid:
+            raise RuntimeError(f"container mode needs a non-root uid and gid per slot, got {self.uid}/{self.gid}")
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the host's worker thread went away: so do we
+        prctl(PR_SET_CHILD_SUBREAPER, 1)  # everything a run starts stays our descendant, however it detaches
+        prctl(PR_SET_DUMPABLE, 0)
+        _drop_capability_bounding_set()
+        self._kill_leftovers()  # what an earlier server of this slot may have left (it crashed mid-run)
+        _wipe(self.scratch)
+        self.landlock = landlock_abi()
+        if self.landlock is not None:
+            host_dirs = list(self.path_map.values())
+            self.landlock_ruleset = landlock_ruleset(
+                self.landlock, read_exec=[*LANDLOCK_SYSTEM_PATHS, *host_dirs], read=LANDLOCK_READ_PATHS,
+                devices=LANDLOCK_DEVICES, read_write=[self.scratch])
+        else:  # no kernel rule keeps programs out of /tmp and the like: clean up what the slot's uid left there
+            self.sweep_dirs = _world_writable_dirs()
+            self._sweep()
+        prctl(PR_SET_NO_NEW_PRIVS, 1)  # Landlock needs it; nothing a run executes can gain privileges
+        if self.seccomp_program:
+            install_seccomp(self.seccomp_program)  # the server needs none of what it denies
 
     def host_path(self, arg):
         for sandbox_prefix, host_prefix in self.path_map.items():
@@ -369,7 +564,9 @@ class Server:
 
     def hello(self):
         status = _proc_status()
-        return {"ready": True, "python": sys.version.split()[0], "mode": self.mode, "seccomp": self.seccomp,
+        return {"ready": True, "python": sys.version.split()[0], "mode": self.mode,
+                "seccomp": self.seccomp_program is not None, "seccomp_unknown": self.seccomp_unknown,
+                "landlock": self.landlock, "sweep_dirs": self.sweep_dirs,
                 "baseline_vm": status.get("VmSize", 0), "baseline_rss": status.get("VmRSS", 0),
                 "machine": os.uname().machine}
 
@@ -418,9 +615,11 @@ class Server:
         return reply, [stdout, stderr, artifact]
 
     def _run_direct(self, req, blobs, fds):
-        """root and none modes: one fork per run."""
+        """root, container and none modes: one fork per run."""
         if self.mode == "root":
             workdir = "/tmp"
+        elif self.mode == "container":
+            workdir = self.scratch
         else:
             import tempfile
             workdir = tempfile.mkdtemp(prefix="run-", dir=self.scratch)
@@ -446,19 +645,30 @@ class Server:
             report = {"status": "wall", "cpu": None, "maxrss": None} if timed_out else _report(*waited, said)
             if req.get("collect") and report["status"] in ("exited", "signaled"):
                 _copy_artifact(os.path.join(workdir, os.path.basename(req["collect"])), fds["artifact"],
-                               int(req.get("collect_limit", 0)))
+                               int(req.get("collect_limit", 0)), self.uid if self.mode == "container" else None)
         finally:
             if self.mode == "root":
                 _wipe("/tmp")
                 _wipe("/dev/shm")
+            elif self.mode == "container":
+                _wipe(self.scratch)
+                os.chmod(self.scratch, 0o700)  # its owner, the program, may have opened it up
+                self._sweep()
             else:
                 shutil.rmtree(workdir, ignore_errors=True)
         return report, wall
 
     def _signal_all(self, pid):
-        """SIGKILL to the run: root mode, every process here but bubblewrap's init and this server."""
+        """SIGKILL to the run: root mode, every process here but bubblewrap's init and this server; container
+        mode, the program (_kill_run then finds the rest by uid); none mode, its process group."""
         if self.mode == "none":
             _killpg(pid)
+            return True
+        if self.mode == "container":
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             return True
         try:
             os.kill(-1, signal.SIGKILL)
@@ -468,6 +678,9 @@ class Server:
 
     def _kill_run(self, pid):
         """After the program was reaped: kills what it left behind and waits until all of it is gone."""
+        if self.mode == "container":
+            self._kill_slot_processes()
+            return
         if not self._signal_all(pid) or self.mode == "none":
             return  # nothing was left: the usual case
         deadline = time.monotonic() + 10.0
@@ -478,6 +691,71 @@ class Server:
                 return
             time.sleep(0.001)
         raise RuntimeError("processes of a finished run survived SIGKILL for 10 s")
+
+    def _kill_slot_processes(self):
+        """Container mode: SIGKILL every process of the slot's uid, reap them, return when none is left.
+
+        This server is a child subreaper, so whatever a run started (double forks and setsid included) stays its
+        descendant and, once its parent dies, becomes its child: no child left to wait for means no process of
+        the run left, which makes the usual case (nothing left behind) one wait call. Otherwise the processes are
+        found by their real uid in /proc and killed from here, as root: a signal sent *as* the slot's uid
+        (kill(-1)) could be answered in kind by a leftover spinning on kill(-1) itself."""
+        deadline = time.monotonic() + 10.0
+        while True:
+            while True:  # reap what has died
+                try:
+                    done, _ = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    return  # no descendant left
+                if not done:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"processes of uid {self.uid} survived SIGKILL for 10 s")
+            for pid in _pids_of_uid(self.uid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.0005)
+
+    def _kill_leftovers(self):
+        """At start-up: kills processes of the slot's uid that are not ours (an earlier server of this slot died
+        with a run in progress), until none is left alive."""
+        deadline = time.monotonic() + 10.0
+        while True:
+            pids = _pids_of_uid(self.uid)
+            if not pids:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"processes {pids} of uid {self.uid} survived SIGKILL for 10 s")
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.001)
+
+    def _sweep(self):
+        """Container mode without Landlock: removes what the slot's uid created in world-writable directories."""
+        for directory in self.sweep_dirs:
+            try:
+                with os.scandir(directory) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.stat(follow_symlinks=False).st_uid != self.uid:
+                        continue
+                except OSError:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(entry.path)
+                    except OSError:
+                        pass
 
     def _run_in_pid_namespace(self, req, blobs, fds):
         """userns mode: a monitor as pid 1 of a fresh PID namespace; two forks per run."""
@@ -551,12 +829,14 @@ def _monitor(server, req, blobs, fds, result_w):
 
 def _child(server, req, blobs, fds, status_w, workdir):
     # Everything that is the same for every run (environment, signal dispositions, fixed rlimits, the
-    # capability bounding set, seccomp in root mode) was done once in the server: a forked child pays for each
-    # Python object it touches (copy-on-write), so this path is kept short.
+    # capability bounding set, seccomp in root and container modes, the Landlock ruleset) was done once in the
+    # server: a forked child pays for each Python object it touches (copy-on-write), so this path is kept short.
     try:
         os.dup2(fds["stdin"], 0)
         os.dup2(fds["stdout"], 1)
         os.dup2(fds["stderr"], 2)
+        if server.landlock_ruleset is not None:
+            landlock_restrict_self(server.landlock_ruleset)  # before its fd is closed below
         os.closerange(3, status_w)
         os.closerange(status_w + 1, 1 << 16)
         os.chdir(workdir)
@@ -575,7 +855,7 @@ def _child(server, req, blobs, fds, status_w, workdir):
             argv = [server.host_path(str(a)) for a in req["argv"]]
             os.write(status_w, STATUS_READY)
             try:
-                os.execve(argv[0], argv, SANDBOX_ENV)
+                os.execve(argv[0], argv, server.env)
             except OSError as exc:
                 os.write(status_w, b"E%d" % exc.errno)
                 os._exit(127)
@@ -621,11 +901,13 @@ def _drop_capability_bounding_set():
 
 
 def _drop_privileges(server):
-    if server.mode == "root":
+    if server.mode in ("root", "container"):
         os.setgroups([])
         os.setresgid(server.gid, server.gid, server.gid)
         os.setresuid(server.uid, server.uid, server.uid)  # leaving uid 0 clears every capability
         # (the bounding set was emptied in the server; no-new-privs and seccomp are inherited from it)
+        if server.mode == "container":
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set after the uid change, which clears it
     elif server.mode == "userns":
         # bubblewrap's user namespace maps only the host user (as uid 0 here); a nested namespace lets the
         # program run as a non-zero uid without capabilities, and RLIMIT_NPROC count only this run's processes
@@ -637,8 +919,8 @@ def _drop_privileges(server):
         _drop_capability_bounding_set()  # a new user namespace starts with a full one
         os.setresgid(NESTED_UID, NESTED_UID, NESTED_UID)
         os.setresuid(NESTED_UID, NESTED_UID, NESTED_UID)
-        if server.seccomp:
-            install_seccomp()
+        if server.seccomp_program:
+            install_seccomp(server.seccomp_program)
     if server.mode != "none" and (os.getuid() == 0 or os.geteuid() == 0):
         raise RuntimeError("still uid 0 after dropping privileges")
 

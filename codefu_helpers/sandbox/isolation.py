@@ -1,22 +1,29 @@
-"""Starting one sandboxed fork server and talking to it: the bubblewrap command line and the pipe protocol.
+"""Starting one sandboxed fork server and talking to it: the isolation tiers, the bubblewrap command line and
+the pipe protocol.
 
-Isolation comes from bubblewrap (`bwrap`), which needs no privileged container: as root it uses the kernel's
-namespaces directly, as an ordinary user it first creates a user namespace. Each server gets
+Tiers (`Judge(isolation=...)`; "auto" takes the first that works here):
 
-    fresh network (loopback only), PID, mount, IPC and UTS namespaces; --new-session (no terminal);
-    a root file system holding only read-only /usr (+ the /bin, /lib symlinks), the dynamic-linker cache,
-    the server script, the compiled binaries and the judge cache (precompiled header), all read-only;
-    an empty environment (nothing like AWS_* or HF_TOKEN reaches a program); --die-with-parent.
-
-plus a writable, size-limited /tmp and /dev/shm. Inside, `_server.py` adds a non-root uid, rlimits, a seccomp
-filter, a CPU timer, and after every run kills whatever the program left behind and empties /tmp and /dev/shm
-(see its docstring for how, as root and as an ordinary user).
-
-Root without the capabilities bubblewrap needs (an unprivileged container) is handled by `Judge`: it starts
-the sandboxes as `nobody` instead, which bubblewrap isolates with a user namespace like any ordinary user.
-
-`isolation="none"` skips all of that and runs programs as the calling user: only for machines where
-bubblewrap cannot work, only when asked for by name, and it says so loudly.
+  bwrap      bubblewrap namespaces, which need no privileged container: as root bubblewrap uses the kernel's
+             namespaces directly, as an ordinary user it first creates a user namespace. Each server gets
+                 fresh network (loopback only), PID, mount, IPC and UTS namespaces; --new-session (no terminal);
+                 a root file system holding only read-only /usr (+ the /bin, /lib symlinks), the dynamic-linker
+                 cache, the server script, the compiled binaries and the judge cache (precompiled header), all
+                 read-only; an empty environment (nothing like AWS_* or HF_TOKEN reaches a program);
+                 --die-with-parent;
+             plus a writable, size-limited /tmp and /dev/shm. Inside, `_server.py` adds a non-root uid, rlimits, a
+             seccomp filter, a CPU timer, and after every run kills whatever the program left behind and empties
+             /tmp and /dev/shm (see its docstring for how, as root and as an ordinary user). Root without the
+             capabilities bubblewrap needs is handled by `Judge`: it starts the sandboxes as `nobody` instead,
+             which bubblewrap isolates with a user namespace like any ordinary user.
+  container  for root inside a container that may create no namespace at all (Docker's default seccomp profile:
+             SageMaker training jobs). The server runs as root without bubblewrap and every program as its slot's
+             own unprivileged uid, with the same rlimits and seccomp filter (which there also keeps sockets off
+             the network), Landlock file rules where the kernel has them, a private 0700 scratch directory per
+             slot emptied after each run, an empty environment, and every process of the slot's uid killed after
+             each run. Chosen by "auto" only when bubblewrap is installed but cannot create namespaces, and said
+             loudly (`Judge.info()["isolation_line"]`).
+  none       runs programs as the calling user: only for machines where neither can work, only when asked for by
+             name, and it says so loudly.
 """
 
 from __future__ import annotations
@@ -35,13 +42,15 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-ISOLATION_CHOICES = ("auto", "bwrap", "none")
+ISOLATION_CHOICES = ("auto", "bwrap", "container", "none")
+TIER_OF_MODE = {"root": "bwrap", "userns": "bwrap", "container": "container", "none": "none"}  # how -> which tier
 SERVER_SCRIPT = Path(__file__).with_name("_server.py")
 DEFAULT_PYTHON = "/usr/bin/python3"
 TMP_SIZE_BYTES = 256 << 20  # the writable /tmp and /dev/shm of a sandbox (tmpfs: only what is used costs memory)
-INSTALL_HINT = ("install it with `sudo scripts/setup_system.sh` (Debian/Ubuntu: `apt-get install bubblewrap`), "
-                "or, only on a machine where you accept running model-written code unisolated, pass "
-                "isolation='none' (environment: CODEFU_JUDGE_ISOLATION=none)")
+INSTALL_HINT = ("install it with `sudo scripts/setup_system.sh` (Debian/Ubuntu: `apt-get install bubblewrap`); as root "
+                "in a container that may not create namespaces, pass isolation='container' (environment: "
+                "CODEFU_JUDGE_ISOLATION=container); or, only on a machine where you accept running model-written "
+                "code unisolated, pass isolation='none'")
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -53,13 +62,21 @@ class WorkerCrashed(RuntimeError):
 
 
 def resolve_isolation(isolation: str) -> str:
-    """'root', 'userns' or 'none': how the servers will run. Raises when bwrap is needed but missing."""
+    """'root', 'userns', 'container' or 'none': how the servers will run first (`Judge` may fall back from
+    'root' to 'userns', and with "auto" to 'container'). Raises when what is asked for cannot work here."""
     if isolation not in ISOLATION_CHOICES:
         raise ValueError(f"isolation must be one of {ISOLATION_CHOICES}, got {isolation!r}")
+    if isolation == "container":
+        if os.geteuid() != 0:
+            raise SandboxUnavailableError(
+                f"isolation='container' runs each worker's programs as its own uid, which needs root (this process "
+                f"runs as uid {os.geteuid()}): use it as root in a container (SageMaker jobs run as root), or use "
+                f"isolation='bwrap'")
+        return "container"
     if isolation == "none":
         message = ("CODEFU JUDGE RUNS MODEL-WRITTEN CODE UNISOLATED (isolation='none'): programs run as your "
                    "user, can read and write your files, reach the network and leave processes behind. Use "
-                   "this only where bubblewrap cannot run.")
+                   "this only where neither the bwrap nor the container tier can run.")
         warnings.warn(message, RuntimeWarning, stacklevel=3)
         log.warning(message)
         print(f"WARNING: {message}", file=sys.stderr)
@@ -98,7 +115,7 @@ def _root_links() -> list[str]:
 
 def server_command(mode: str, python: str, config: dict, bin_dir: Path, cache_root: Path) -> list[str]:
     """The argv that starts one server: bwrap ... python3 -I -B /judge/server.py CONFIG (or the bare server)."""
-    if mode == "none":
+    if mode in ("none", "container"):
         return [python, "-I", "-B", str(SERVER_SCRIPT), json.dumps(config)]
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "judge"]
@@ -121,6 +138,40 @@ def server_command(mode: str, python: str, config: dict, bin_dir: Path, cache_ro
     return args
 
 
+def pids_of_uids(uids) -> list[int]:
+    """Live (not zombie) processes whose real uid is one of `uids`, from /proc."""
+    wanted, found = set(uids), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_bytes()
+        except OSError:
+            continue
+        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
+        uid = fields.get(b"Uid", b"").split()[:1]
+        if uid and int(uid[0]) in wanted and not fields.get(b"State", b"").strip().startswith(b"Z"):
+            found.append(int(entry))
+    return found
+
+
+def kill_processes_of_uids(uids, timeout: float = 10.0) -> list[int]:
+    """Container tier, when a judge closes: SIGKILL to every process of its slots' uids, repeated until none is
+    left or `timeout` passed; returns the pids still alive then (normally none). Each server already does this
+    after every run; this catches what a server that died mid-run left behind."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = pids_of_uids(uids)
+        if not pids or time.monotonic() > deadline:
+            return pids
+        for pid in pids:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        time.sleep(0.01)
+
+
 class SandboxProcess:
     """One running server and its pipes. Not thread-safe: exactly one judge worker thread owns it.
 
@@ -134,7 +185,8 @@ class SandboxProcess:
         self.argv = argv
         self.log_path = log_path
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # nothing else leaves
-        self._log = open(log_path, "ab")
+        # the log holds the server's own errors; in the container tier programs share the file system with it
+        self._log = open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
         ids = {"user": run_as[0], "group": run_as[1], "extra_groups": []} if run_as else {}
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
                                      env=env, close_fds=True, start_new_session=True, bufsize=0, **ids)
@@ -150,8 +202,9 @@ class SandboxProcess:
             raise SandboxUnavailableError(
                 f"the judge sandbox did not start: {exc}\ncommand: {' '.join(argv[:40])} ...\n"
                 f"{stderr}If bubblewrap cannot create namespaces here: containers "
-                f"need unprivileged user namespaces allowed (or CAP_SYS_ADMIN for root); Ubuntu 24.04+ restricts "
-                f"them with AppArmor (sysctl kernel.apparmor_restrict_unprivileged_userns=0, or a bwrap AppArmor "
+                f"need unprivileged user namespaces allowed (or CAP_SYS_ADMIN for root), and as root the judge "
+                f"falls back to its container tier with isolation='auto'; Ubuntu 24.04+ restricts user namespaces "
+                f"with AppArmor (sysctl kernel.apparmor_restrict_unprivileged_userns=0, or a bwrap AppArmor "
                 f"profile); otherwise {INSTALL_HINT}") from None
 
     def stderr_tail(self, limit: int = 3000) -> str:

@@ -9,6 +9,10 @@
 Key ideas
 - Workers are started once and kept: each is a fork server inside bubblewrap (see `isolation.py` and
   `_server.py`). A Python test is a fork of an interpreter that is already running, so it costs milliseconds.
+- Isolation tiers: "bwrap" (namespaces) where bubblewrap can create them; where it cannot (root in a Docker-like
+  container, such as a SageMaker training job) `isolation="auto"` falls back to "container" (a uid per worker,
+  seccomp, Landlock, no namespaces) and says so once, loudly. `info()["isolation"]` names the tier in use,
+  `info()["isolation_line"]` says it in a sentence; `require_isolation()` is the start-up check for a launcher.
 - A sample (one program + its tests) runs on one worker; many samples run at once, one per worker, and
   `run_many` keeps every worker busy. C++ is compiled once per distinct source (sha256 cache) in the sandbox,
   with a precompiled <bits/stdc++.h> (`cpp.py`). Tests stop at the first time-limit verdict.
@@ -44,6 +48,7 @@ import pwd
 import random
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -57,8 +62,8 @@ from queue import Queue
 
 from . import cpp
 from .checker import outputs_match
-from .isolation import (DEFAULT_PYTHON, SandboxProcess, SandboxUnavailableError, WorkerCrashed, check_python,
-                        resolve_isolation, server_command)
+from .isolation import (DEFAULT_PYTHON, TIER_OF_MODE, SandboxProcess, SandboxUnavailableError, WorkerCrashed,
+                        check_python, kill_processes_of_uids, resolve_isolation, server_command)
 from .results import SampleResult, Submission, TestResult, Verdict, normalize_language
 
 log = logging.getLogger(__name__)
@@ -122,19 +127,27 @@ class _Worker(threading.Thread):
         self.start_error: BaseException | None = None
         self.uid = judge._uid_base + index
         self.log_path = judge._scratch / f"worker-{index}.log"
+        self.slot_dir = judge._scratch / f"slot-{index}"  # container tier: this worker's private scratch
 
     # --- the server -----------------------------------------------------------------------------------
     def _spawn(self) -> None:
-        config = {"mode": self.judge.mode, "uid": self.uid, "gid": self.uid, "seccomp": self.judge.seccomp,
-                  "scratch": str(self.judge._scratch / "none-mode")}
-        if self.judge.mode == "none":
-            config["path_map"] = {"/judge/bin": str(self.judge._bin_dir), "/judge/cache": str(self.judge.cache_root)}
-        argv = server_command(self.judge.mode, self.judge.python, config, self.judge._bin_dir,
-                              self.judge.cache_root)
-        self.server = SandboxProcess(argv, self.log_path, run_as=self.judge._run_as)
+        judge = self.judge
+        config = {"mode": judge.mode, "uid": self.uid, "gid": self.uid, "seccomp": judge.seccomp,
+                  "scratch": str(judge._scratch / "none-mode")}
+        if judge.mode == "none":
+            config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge.cache_root)}
+        elif judge.mode == "container":
+            if not self.slot_dir.exists():
+                self.slot_dir.mkdir(mode=0o700)
+                os.chown(self.slot_dir, self.uid, self.uid)
+            config["scratch"] = str(self.slot_dir)
+            config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge._cache_view)}
+        argv = server_command(judge.mode, judge.python, config, judge._bin_dir, judge.cache_root)
+        self.server = SandboxProcess(argv, self.log_path, run_as=judge._run_as)
         hello = self.server.hello
-        if self.judge.mode != "none" and self.judge.seccomp and not hello.get("seccomp"):
-            log.warning("judge worker %d: no seccomp filter for machine %s", self.index, hello.get("machine"))
+        if hello.get("seccomp_unknown"):
+            log.warning("judge worker %d: libseccomp does not know %s on %s: those calls are not filtered",
+                        self.index, ", ".join(hello["seccomp_unknown"]), hello.get("machine"))
 
     def _kill_server(self) -> None:
         if self.server is not None:
@@ -194,9 +207,12 @@ class Judge:
     """A pool of sandboxed workers that judges samples concurrently. Use as a context manager, or call close().
 
     workers: how many sandboxes (default: the CPU cores this process may use).
-    isolation: "auto" / "bwrap" (bubblewrap; raises SandboxUnavailableError when it cannot work; as root
-        without the needed capabilities, the sandboxes run as `nobody` in user namespaces) or "none" (explicit,
-        loud opt-in to running programs unisolated as the current user).
+    isolation: "bwrap" (bubblewrap namespaces; raises SandboxUnavailableError when it cannot work; as root
+        without the needed capabilities, the sandboxes run as `nobody` in user namespaces), "container" (no
+        namespaces: a uid per worker, seccomp, Landlock; needs root), "auto" (bwrap, else -- as root, when
+        bubblewrap is installed but cannot create namespaces -- container, announced loudly) or "none"
+        (explicit, loud opt-in to running programs unisolated as the current user). `isolation` afterwards holds
+        the tier in use, `info()` the details.
     time_multipliers: per-language factors on the problem's time limit, default TIME_MULTIPLIERS.
     python: the interpreter under /usr that runs Python submissions inside the sandbox.
     cache_dir: where the precompiled header is kept (default ~/.cache/codefu/judge or $CODEFU_JUDGE_CACHE).
@@ -219,6 +235,7 @@ class Judge:
         if not (isinstance(nproc_limit, int) and nproc_limit >= 1):
             raise ValueError(f"nproc_limit must be a positive int, got {nproc_limit!r}")
         self.mode = resolve_isolation(isolation)
+        self.isolation_reason: str | None = None  # why the tier in use is not the first choice
         self.python = check_python(python)
         self.output_limit_bytes = output_limit_bytes
         self.nproc_limit = nproc_limit
@@ -230,6 +247,9 @@ class Judge:
         self._bin_dir = self._scratch / "bin"
         self._bin_dir.mkdir(mode=0o755)
         (self._scratch / "none-mode").mkdir(mode=0o755)
+        # container tier: the precompiled header as the slots' uids can reach it (~root is closed to them)
+        self._cache_view = self._scratch / "cache-view"
+        self._cache_view.mkdir(mode=0o755)
         # A fresh random uid range per judge: RLIMIT_NPROC counts per uid across the machine, so two judges
         # (or two workers) must never share one.
         self._uid_base = random.SystemRandom().randrange(1_000_000, 2_000_000_000, 1024)
@@ -245,25 +265,51 @@ class Judge:
         self._run_as: tuple[int, int] | None = None  # start the sandboxes as this (uid, gid) instead of ours
         self._workers: list[_Worker] = []
         try:
+            self._start_bwrap_or_container(workers, isolation)
+        except BaseException:
+            self.close()
+            raise
+        self.isolation = TIER_OF_MODE[self.mode]
+        _LIVE_JUDGES.add(self)
+        _announce(self.info()["isolation_line"], loud=self.isolation != "bwrap")
+
+    def _start_bwrap_or_container(self, workers: int, isolation: str) -> None:
+        """Starts the workers in self.mode, falling back as the docstring of `Judge` says; raises when none works."""
+        try:
             self._start_workers(workers)
-        except SandboxUnavailableError as root_error:
-            if self.mode != "root" or isolation == "none":
-                self.close()
+            return
+        except SandboxUnavailableError as error:
+            if self.mode not in ("root", "userns"):
                 raise
+            errors = [("as root" if self.mode == "root" else "as this user", error)]
+        cache_root = self.cache_root
+        if self.mode == "root":
             # Root without the capabilities bubblewrap needs (an unprivileged container): run the sandboxes as
             # `nobody` instead, which bubblewrap isolates with a user namespace, as for any ordinary user.
-            reason = [line for line in str(root_error).splitlines() if line.startswith("bwrap:")] or [str(root_error)]
-            log.warning("judge: bubblewrap cannot run as root here (%s); running the sandboxes as an "
-                        "unprivileged user in user namespaces instead", reason[0][:300])
+            log.warning("judge: bubblewrap cannot run as root here (%s); trying the sandboxes as an unprivileged "
+                        "user in user namespaces instead", _bwrap_reason(errors[0][1]))
             self.mode, self._run_as = "userns", _unprivileged_ids()
             self.cache_root = self._scratch / "cache"  # ~root is not readable by that user
-            self.cache_root.mkdir(mode=0o755)
+            self.cache_root.mkdir(mode=0o755, exist_ok=True)
             try:
                 self._start_workers(workers)
-            except SandboxUnavailableError as user_error:
-                self.close()
-                raise SandboxUnavailableError(f"{user_error}\n\nEarlier, as root: {root_error}") from None
-        _LIVE_JUDGES.add(self)
+                self.isolation_reason = f"bubblewrap cannot run as root here ({_bwrap_reason(errors[0][1])})"
+                return
+            except SandboxUnavailableError as error:
+                errors.append(("as nobody in a user namespace", error))
+        tried = "\n\n".join(f"bubblewrap {how}: {error}" for how, error in errors)
+        if isolation != "auto" or os.geteuid() != 0:
+            hint = ("" if os.geteuid() != 0 else "\n\nisolation='auto' would fall back to the container tier here "
+                    "(a uid per worker, seccomp, Landlock, no namespaces); pass isolation='container' for it.")
+            raise SandboxUnavailableError(tried + hint) from None
+        # Namespaces are refused altogether (Docker's default seccomp profile): the container tier needs none.
+        self.mode, self._run_as, self.cache_root = "container", None, cache_root
+        self.isolation_reason = f"bubblewrap cannot create namespaces here ({_bwrap_reason(errors[-1][1])})"
+        try:
+            self._start_workers(workers)
+        except SandboxUnavailableError as error:
+            raise SandboxUnavailableError(f"the container tier did not start either: {error}\n\n"
+                                          f"Before that:\n{tried}") from None
 
     def _start_workers(self, count: int) -> None:
         """Starts `count` workers, each with its sandbox; on any failure stops them all and raises."""
@@ -290,9 +336,19 @@ class Judge:
         return len(self._workers)
 
     def info(self) -> dict:
-        """What this judge runs with: isolation mode, workers, interpreter, seccomp, multipliers."""
+        """What this judge runs with: isolation tier and how, workers, interpreter, seccomp, Landlock, multipliers.
+
+        "isolation" is the tier ("bwrap", "container" or "none"), "isolation_mode" how it runs ("root", "userns",
+        "container", "none"), "isolation_reason" why it is not the first choice (None when it is), "landlock" the
+        kernel's Landlock ABI the container tier enforces (None: not enforced), and "isolation_line" all that in
+        one sentence, for a log's first line."""
         hello = self._workers[0].baseline if self._workers else {}
-        return {"isolation": self.mode, "run_as": self._run_as, "workers": self.workers, "python": hello.get("python"),
+        tier = TIER_OF_MODE[self.mode]
+        landlock = hello.get("landlock") if self.mode == "container" else None
+        return {"isolation": tier, "isolation_mode": self.mode, "isolation_reason": self.isolation_reason,
+                "isolation_line": _isolation_line(tier, self.mode, self.isolation_reason, landlock,
+                                                  bool(hello.get("seccomp"))),
+                "landlock": landlock, "run_as": self._run_as, "workers": self.workers, "python": hello.get("python"),
                 "seccomp": bool(hello.get("seccomp")), "time_multipliers": dict(self.time_multipliers),
                 "wall_factor": WALL_FACTOR, "wall_slack_seconds": WALL_SLACK_SECONDS,
                 "cxx": cpp.compiler_identity(), "pch": self._pch_include}
@@ -310,6 +366,10 @@ class Judge:
         for worker in self._workers:
             if worker.is_alive():
                 worker.join(timeout=10)
+        if self.mode == "container" and self._workers:  # each server cleans up after every run; this catches
+            left = kill_processes_of_uids([w.uid for w in self._workers])  # a server that died mid-run
+            if left:
+                log.error("judge: processes %s of the container tier's uids survived SIGKILL", left)
         shutil.rmtree(self._scratch, ignore_errors=True)
         _LIVE_JUDGES.discard(self)
 
@@ -583,6 +643,8 @@ class Judge:
             if self._pch_ready:
                 return self._pch_include
         pch_dir = cpp.ensure_pch(self.cache_root)  # file-locked; slow only the first time on a machine
+        if pch_dir is not None and self.mode == "container":
+            pch_dir = _link_pch(pch_dir, self._cache_view)
         with self._cache_lock:
             self._pch_include = f"/judge/cache/{pch_dir.name}" if pch_dir is not None else None
             self._pch_ready = True
@@ -650,6 +712,84 @@ class Judge:
                     pass
 
 
+def _link_pch(pch_dir: Path, view: Path) -> Path:
+    """The precompiled header under `view` (a hard link, or a copy across file systems): the container tier's
+    programs run as other uids and cannot reach the cache under ~root."""
+    target = view / pch_dir.name / "bits"
+    gch = target / "stdc++.h.gch"
+    if not gch.exists():
+        target.mkdir(parents=True, exist_ok=True)
+        for path in (target.parent, target):
+            path.chmod(0o755)
+        tmp = target / f".gch.{threading.get_ident()}"
+        try:
+            os.link(pch_dir / "bits" / "stdc++.h.gch", tmp)
+        except OSError:
+            shutil.copyfile(pch_dir / "bits" / "stdc++.h.gch", tmp)
+            tmp.chmod(0o644)
+        os.replace(tmp, gch)
+    return target.parent
+
+
+def _bwrap_reason(error: BaseException) -> str:
+    """bubblewrap's own complaint in a start-up error (`bwrap: Creating new namespace failed: ...`)."""
+    lines = [line for line in str(error).splitlines() if line.startswith("bwrap:")] or str(error).splitlines()[:1]
+    return lines[0][:300] if lines else type(error).__name__
+
+
+def _isolation_line(tier: str, mode: str, reason: str | None, landlock: int | None, seccomp: bool) -> str:
+    """One sentence naming the tier and what it does, for a log's first line and Judge.info()."""
+    filters = "seccomp" if seccomp else "NO seccomp filter"
+    if tier == "bwrap":
+        how = "as root" if mode == "root" else "in user namespaces"
+        line = (f"judge isolation: bwrap ({how}; namespaces: no network, private /tmp and process table; a uid per "
+                f"worker, rlimits, {filters})")
+    elif tier == "container":
+        files = (f"Landlock ABI {landlock} (files: the system, the judge's binaries and the slot's scratch only)"
+                 if landlock else "NO Landlock on this kernel (programs can read every world-readable file)")
+        line = (f"judge isolation: CONTAINER tier, no namespaces (a uid per worker, rlimits, {filters} without "
+                f"network sockets, {files}, a private scratch directory per worker)")
+    else:
+        return "judge isolation: NONE -- model-written programs run unisolated as this user"
+    return f"{line}; because {reason}" if reason else line
+
+
+_ANNOUNCED: set[str] = set()
+
+
+def _announce(line: str, loud: bool) -> None:
+    """Logs the isolation line once per process; a tier other than bwrap also goes to stderr."""
+    if line in _ANNOUNCED:
+        return
+    _ANNOUNCED.add(line)
+    if loud:
+        log.warning(line)
+        if not line.startswith("judge isolation: NONE"):  # the none tier already printed its own warning
+            print(f"WARNING: {line}", file=sys.stderr)
+    else:
+        log.info(line)
+
+
+def require_isolation(isolation: str | None = None, *, python: str = DEFAULT_PYTHON) -> dict:
+    """The start-up check for a launcher (the SageMaker entry point, on every host): starts a one-worker judge
+    with `isolation` (default: $CODEFU_JUDGE_ISOLATION, else "auto"), judges a small Python program with it and
+    returns its `info()` -- print `["isolation_line"]`, record `["isolation"]`. Raises SandboxUnavailableError,
+    saying why, when neither the bwrap nor the container tier works here, and refuses "none": a training job must
+    not fall back to running model-written code unisolated."""
+    isolation = isolation or os.environ.get("CODEFU_JUDGE_ISOLATION") or "auto"
+    if isolation == "none":
+        raise SandboxUnavailableError("require_isolation: isolation 'none' (CODEFU_JUDGE_ISOLATION=none?) runs "
+                                      "model-written code unisolated; a training job needs the bwrap or container "
+                                      "tier: unset it or pass 'auto'")
+    with Judge(workers=1, isolation=isolation, python=python) as judge:
+        result = judge.run("python", "print(sum(map(int, input().split())))", [("2 3\n", "5\n")], 5.0, 256 << 20)
+        if result.verdict is not Verdict.OK:
+            detail = result.judge_error or (result.tests[0].note if result.tests else result.compile_output)
+            raise SandboxUnavailableError(f"the judge started in the {judge.isolation} tier but could not run a "
+                                          f"test program ({result.verdict.value}: {detail}); see the log above")
+        return judge.info()
+
+
 def _trim_compiler_output(text: str) -> str:
     text = text.replace("solution.cpp:", "").strip()
     if len(text) > COMPILE_OUTPUT_CHARS:
@@ -669,7 +809,8 @@ def get_judge() -> Judge:
     """The process-wide judge that `compute_score` uses, started on first use.
 
     Configured by the environment: CODEFU_JUDGE_WORKERS (default: one per core) and CODEFU_JUDGE_ISOLATION
-    ("auto" or "none"). A forked child gets its own judge on first use; it never touches the parent's.
+    ("auto", "bwrap", "container" or "none"). A forked child gets its own judge on first use; it never touches the
+    parent's.
     """
     global _default_judge, _default_pid
     with _default_lock:

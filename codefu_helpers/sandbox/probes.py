@@ -1,10 +1,12 @@
 """The escape battery: programs that try to break out of, abuse or outlive the judge, and host-side checks.
 
 Each probe is a real program run through a real `Judge`. Whether it was *contained* is decided here on the
-host, from evidence the program cannot forge where that is possible: a TCP listener on the host that must
-accept nothing, host files that must not appear, host processes that must not exist after the run, a secret
-in the host environment that must not show up in anything the program printed, and the judge still answering
-afterwards. Notebook 02 prints the table; tests/test_sandbox_escape.py asserts every row.
+host, from evidence the program cannot forge where that is possible: a TCP listener on the host and abstract
+AF_UNIX sockets that must receive nothing, host files that must not appear (the judge's own directories and its
+other workers' scratch directories included), host processes that must not exist after the run, a secret in the
+host environment that must not show up in anything the program printed, and the judge still answering
+afterwards. The same battery runs against every isolation tier. Notebook 02 prints the table;
+tests/test_sandbox_escape.py asserts every row.
 
     from codefu_helpers.sandbox import Judge
     from codefu_helpers.sandbox.probes import run_escape_probes
@@ -21,7 +23,7 @@ import shutil
 import socket
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -38,7 +40,11 @@ class ProbeContext:
     secret_file: Path    # a host file holding `secret`, which the program must not be able to read
     secret: str          # also put in the host environment as AWS_SECRET_ACCESS_KEY
     listener: socket.socket
+    unix_name: str = ""  # abstract AF_UNIX address (without the leading NUL) of a stream and a datagram socket
+    unix_stream: socket.socket | None = None
+    unix_datagram: socket.socket | None = None
     unisolated: bool = False  # a judge with isolation="none": never aim writes at real system paths
+    judge_dirs: list[Path] = field(default_factory=list)  # the judge's host directories, which take no writes
 
 
 @dataclass
@@ -66,6 +72,21 @@ def _accepted_connection(ctx: ProbeContext) -> bool:
         return False
     conn.close()
     return True
+
+
+def _unix_received(ctx: ProbeContext) -> bool:
+    """Did anything connect to, or send a datagram to, the host's abstract AF_UNIX sockets?"""
+    for sock in (ctx.unix_stream, ctx.unix_datagram):
+        sock.setblocking(False)
+        try:
+            if sock.type == socket.SOCK_STREAM:
+                sock.accept()[0].close()
+            else:
+                sock.recv(64)
+            return True
+        except (BlockingIOError, OSError):
+            pass
+    return False
 
 
 def _host_processes_named(name: str) -> list[int]:
@@ -116,6 +137,23 @@ int main() {
     if (connect(s, (sockaddr*)&a, sizeof a) == 0) { write(s, "hi", 2); puts("connected"); }
     else puts("loopback blocked");
 }
+"""
+
+_UNIX_PY = """
+import socket
+out = []
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(0.5); s.connect("\\0{name}")
+    s.sendall(b"hi"); out.append("unix connected")
+except OSError:
+    out.append("unix blocked")
+try:
+    d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.sendto(b"hi", "\\0{name}-dgram")
+    out.append("datagram sent")
+except OSError:
+    out.append("datagram blocked")
+a, b = socket.socketpair(); a.sendall(b"pair"); out.append(b.recv(4).decode())  # what stays allowed
+print(*out, sep="\\n")
 """
 
 _SYSTEM_TARGETS = ("/usr/local/pwned.txt", "/etc/pwned", "/pwned", "/judge/bin/pwned", "/judge/cache/pwned")
@@ -232,13 +270,16 @@ for name, rc in results.items():
 """
 
 _LEFTOVERS_PY = """
-import os, sys
+import os, sys, tempfile
 cmd = sys.stdin.read().strip()
-paths = ["/tmp/leftover", "/dev/shm/leftover"]
+paths = [os.path.join(tempfile.gettempdir(), "leftover"), "/tmp/leftover", "/dev/shm/leftover", "/var/tmp/leftover"]
 if cmd == "write":
     for p in paths:
-        with open(p, "w") as fh:
-            fh.write("x")
+        try:
+            with open(p, "w") as fh:
+                fh.write("x")
+        except OSError:
+            pass  # refused (container tier with Landlock): nothing left behind either
     print("written")
 else:
     print("clean" if not any(os.path.exists(p) for p in paths) else "LEFTOVERS")
@@ -276,17 +317,24 @@ def _check_network(result, ctx, judge):
 
 
 def _write_targets(ctx: ProbeContext) -> list[str]:
-    return [str(ctx.host_dir / "pwned.txt")] + ([] if ctx.unisolated else list(_SYSTEM_TARGETS))
+    if ctx.unisolated:
+        return [str(ctx.host_dir / "pwned.txt")]
+    return [str(ctx.host_dir / "pwned.txt"), *_SYSTEM_TARGETS, *(str(d / "pwned") for d in ctx.judge_dirs)]
 
 
 def _check_write(result, ctx, judge):
-    # the sandbox's /judge/bin and /judge/cache are the host's judge directories
+    # the sandbox's /judge/bin and /judge/cache are the host's judge directories (in ctx.judge_dirs)
     host_paths = [Path(p) for p in _write_targets(ctx) if not p.startswith("/judge/")]
-    if not ctx.unisolated:
-        host_paths += [judge._bin_dir / "pwned", judge.cache_root / "pwned"]
     written = [p for p in host_paths if p.exists()]
     return not written, ("host files created: " + ", ".join(map(str, written)) if written
                          else "no host file created (writes refused or landed in the sandbox's own /tmp)")
+
+
+def _check_unix(result, ctx, judge):
+    leaked = _unix_received(ctx)
+    said = " | ".join(_printed(result).split("\n")[:3]).strip(" |")
+    return not leaked and result.verdict is Verdict.OK, (
+        "a host AF_UNIX socket received something" if leaked else f"host abstract sockets saw nothing; program: {said}")
 
 
 def _check_read(result, ctx, judge):
@@ -358,7 +406,11 @@ PROBES: list[Probe] = [
           _check_network),
     Probe("network (C++)", "cpp", "connect to the host's loopback listener from C++",
           lambda c: _NETWORK_CPP.replace("PORT", str(c.port)), lambda c: [("", "loopback blocked")], _check_network),
-    Probe("write outside tmp", "python", "write into a host directory, /usr, /etc, /, the binary cache",
+    Probe("abstract unix socket", "python", "connect and send to abstract AF_UNIX sockets on the host",
+          lambda c: _UNIX_PY.format(name=c.unix_name), lambda c: [("", "unix blocked datagram blocked pair")],
+          _check_unix),
+    Probe("write outside tmp", "python", "write into a host directory, /usr, /etc, /, the judge's binaries and "
+          "cache, other workers' scratch",
           lambda c: _WRITE_PY.format(targets=_write_targets(c)), lambda c: [("", "")], _check_write),
     Probe("read host secrets", "python", "read a host secret file, /etc/shadow, other processes' environ, env",
           lambda c: _READ_PY.format(secret_file=str(c.secret_file)), lambda c: [("", c.secret)], _check_read),
@@ -397,7 +449,14 @@ def make_context(secret: str | None = None) -> ProbeContext:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
-    return ProbeContext(listener.getsockname()[1], base, base / "secret.txt", secret, listener)
+    unix_name = f"codefu-probe-{secrets.token_hex(6)}"
+    unix_stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix_stream.bind("\0" + unix_name)
+    unix_stream.listen(8)
+    unix_datagram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    unix_datagram.bind("\0" + unix_name + "-dgram")
+    return ProbeContext(listener.getsockname()[1], base, base / "secret.txt", secret, listener, unix_name,
+                        unix_stream, unix_datagram)
 
 
 def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
@@ -409,6 +468,9 @@ def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
     previous = os.environ.get(SECRET_ENV)
     ctx = make_context(previous)
     ctx.unisolated = judge.mode == "none"
+    # the judge's binaries and caches, and every worker's scratch directory (the container tier has one each)
+    ctx.judge_dirs = [judge._bin_dir, judge.cache_root, judge._cache_view,
+                      *(w.slot_dir for w in judge._workers if w.slot_dir.exists())]
     os.environ[SECRET_ENV] = ctx.secret
     rows = []
     try:
@@ -428,6 +490,7 @@ def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
             os.environ.pop(SECRET_ENV, None)
         else:
             os.environ[SECRET_ENV] = previous
-        ctx.listener.close()
+        for sock in (ctx.listener, ctx.unix_stream, ctx.unix_datagram):
+            sock.close()
         shutil.rmtree(ctx.host_dir, ignore_errors=True)
     return rows

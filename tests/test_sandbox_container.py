@@ -1,0 +1,304 @@
+"""The container isolation tier, tested as it will run in a SageMaker training job.
+
+`docker_like(argv)` runs a command the way Docker's default profile runs a container's processes: Docker's default
+capabilities (no CAP_SYS_ADMIN) and a seccomp filter that refuses namespaces exactly as that profile does
+(unshare and setns -> EPERM, clone with any CLONE_NEW* flag -> EPERM, clone3 -> ENOSYS). Under it bubblewrap
+cannot start, and `isolation="auto"` must pick the container tier and say so. tests/test_sandbox_escape.py and
+tests/test_sandbox_gold.py run the escape battery, the sample's gold and incorrect solutions and the
+oversubscription test there through `run_docker_like`; this file checks that the restriction is real, what the
+tier announces, the tier without Landlock (a kernel before 5.13, or an older Docker whose profile refuses the
+calls), and what each worker gets.
+"""
+
+import ctypes
+import json
+import os
+import pwd
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from codefu_helpers.sandbox import Judge, SandboxUnavailableError, Verdict, require_isolation
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+# Docker's default capability set (moby's defaults): no CAP_SYS_ADMIN, so no namespaces for root either
+DOCKER_CAPS = ("chown", "dac_override", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap", "net_bind_service",
+               "net_raw", "sys_chroot", "mknod", "audit_write", "setfcap")
+CLONE_NEW = {"NEWNS": 0x00020000, "NEWCGROUP": 0x02000000, "NEWUTS": 0x04000000, "NEWIPC": 0x08000000,
+             "NEWUSER": 0x10000000, "NEWPID": 0x20000000, "NEWNET": 0x40000000}
+
+_RESTRICT = textwrap.dedent(f"""
+    import errno, os, sys
+    import seccomp  # python3-seccomp, as the judge uses it
+    deny = seccomp.ERRNO(errno.EPERM)
+    docker = seccomp.SyscallFilter(seccomp.ALLOW)
+    docker.add_rule(deny, "unshare")
+    docker.add_rule(deny, "setns")
+    for flag in {sorted(CLONE_NEW.values())}:
+        docker.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    docker.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    if sys.argv[1] == "no-landlock":  # a kernel without Landlock answers ENOSYS
+        for name in ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"):
+            docker.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
+    docker.load()
+    os.execvp(sys.argv[2], sys.argv[2:])
+""")
+
+
+def docker_like(argv: list[str], landlock: bool = True) -> list[str]:
+    """`argv` as a process of a Docker container with the default seccomp profile and capabilities."""
+    caps = ",".join(["-all"] + [f"+{cap}" for cap in DOCKER_CAPS])
+    return ["setpriv", f"--bounding-set={caps}", "--", "/usr/bin/python3", "-I", "-c", _RESTRICT,
+            "landlock" if landlock else "no-landlock", *argv]
+
+
+def run_docker_like(script: str, *args: str, landlock: bool = True, env: dict | None = None,
+                    timeout: float = 900) -> tuple[dict, str]:
+    """Runs a Python script with this project's interpreter under `docker_like`; returns the JSON object on the
+    last line of its stdout, and its stderr. The script can import this package and the test modules."""
+    full_env = {"PATH": os.environ["PATH"], "PYTHONPATH": f"{ROOT}{os.pathsep}{TESTS}", "HOME": os.environ["HOME"],
+                **(env or {})}
+    proc = subprocess.run(docker_like([sys.executable, "-c", script, *args], landlock=landlock), env=full_env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def host_landlock_abi() -> int | None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return abi if abi > 0 else None
+
+
+def _processes_named(name: str) -> list[int]:
+    """Live processes with that name; a zombie is dead already (and stays one where pid 1 does not reap)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            alive = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            if alive and Path(f"/proc/{pid}/comm").read_text().strip() == name:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the container tier runs as root (as SageMaker jobs do)")
+
+
+# --- the restriction is what Docker does ------------------------------------------------------------------------
+
+_NAMESPACE_CALLS = textwrap.dedent("""
+    import ctypes, json, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    clone_nr = {"x86_64": 56, "aarch64": 220}[os.uname().machine]
+    def errno_of(rc):
+        return 0 if rc >= 0 else ctypes.get_errno()
+    fd = os.open("/proc/self/ns/uts", os.O_RDONLY)
+    out = {"setns": errno_of(libc.setns(fd, 0))}
+    for name, flag in FLAGS.items():
+        pid = libc.syscall(clone_nr, flag | 17, 0, 0, 0, 0)  # 17: SIGCHLD
+        if pid == 0:
+            os._exit(0)  # the child of a raw clone: leave at once
+        if pid > 0:
+            os.waitpid(pid, 0)
+        out["clone " + name] = errno_of(pid)
+    out["clone3"] = errno_of(libc.syscall(435, None, 0))
+    pid = os.fork()  # what stays allowed
+    if pid == 0:
+        os._exit(0)
+    out["fork"] = errno_of(os.waitpid(pid, 0)[0])
+    cap_bnd = [l for l in open("/proc/self/status") if l.startswith("CapBnd")][0].split()[1]
+    out["cap_sys_admin"] = bool(int(cap_bnd, 16) & (1 << 21))
+    out["unshare"] = errno_of(libc.unshare(0x10000000))  # last: a new user namespace changes what follows
+    print(json.dumps(out))
+""").replace("FLAGS", repr(CLONE_NEW))
+
+
+def test_the_restriction_refuses_namespaces_as_docker_does():
+    """Under docker_like every way to a namespace fails with Docker's errno, and bubblewrap cannot start; the
+    same calls outside it succeed (as root, here), so the check can tell the two apart."""
+    free = json.loads(subprocess.run(["/usr/bin/python3", "-c", _NAMESPACE_CALLS], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert free == {"setns": 0, **{f"clone {name}": 0 for name in CLONE_NEW}, "clone3": free["clone3"], "fork": 0,
+                    "cap_sys_admin": True, "unshare": 0}, free
+    proc = subprocess.run(docker_like(["/usr/bin/python3", "-c", _NAMESPACE_CALLS]), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    restricted = json.loads(proc.stdout)
+    expected = {"unshare": 1, "setns": 1, **{f"clone {name}": 1 for name in CLONE_NEW}, "clone3": 38, "fork": 0,
+                "cap_sys_admin": False}  # EPERM, ENOSYS
+    assert restricted == expected
+    bwrap = subprocess.run(docker_like(["bwrap", "--ro-bind", "/", "/", "--unshare-pid", "true"]),
+                           capture_output=True, text=True)
+    assert bwrap.returncode != 0 and "Operation not permitted" in bwrap.stderr, bwrap.stderr
+
+
+# --- auto picks the container tier there, and says so ---------------------------------------------------------
+
+_AUTO_SCRIPT = textwrap.dedent("""
+    import json, logging, sys
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    from codefu_helpers.sandbox import Judge, SandboxUnavailableError, require_isolation
+    out = {}
+    try:
+        Judge(workers=1, isolation="bwrap")
+        out["bwrap"] = "started"
+    except SandboxUnavailableError as exc:
+        out["bwrap"] = str(exc)
+    with Judge(workers=2) as judge:
+        out["info"] = judge.info()
+        tests = [("2 3\\n", "5\\n")]
+        ok = "a, b = map(int, input().split())\\nprint(a + b)\\n"
+        cpp = "#include <cstdio>\\nint main(){int a,b;scanf(\\"%d %d\\",&a,&b);printf(\\"%d\\\\n\\",a+b);}\\n"
+        out["verdicts"] = [judge.run("python", ok, tests, 1.0, 256 << 20).verdict.value,
+                           judge.run("python", "while True: pass", tests, 0.5, 256 << 20).verdict.value,
+                           judge.run("cpp", cpp, tests, 1.0, 256 << 20).verdict.value]
+    out["required"] = require_isolation()
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_auto_picks_the_container_tier_where_namespaces_are_refused_and_says_so_once():
+    out, stderr = run_docker_like(_AUTO_SCRIPT)
+    info = out["info"]
+    assert info["isolation"] == "container" and info["isolation_mode"] == "container"
+    assert "Creating new namespace failed: Operation not permitted" in info["isolation_reason"]
+    assert info["landlock"] == host_landlock_abi() and info["seccomp"] is True
+    assert info["isolation_line"].startswith("judge isolation: CONTAINER tier")
+    assert out["verdicts"] == ["OK", "TLE", "OK"]
+    assert out["required"]["isolation"] == "container"  # the launcher's check agrees
+    # isolation="bwrap" insists on namespaces, and its error points at the tier that works here
+    assert "Creating new namespace failed" in out["bwrap"] and "isolation='container'" in out["bwrap"]
+    # announced once, loudly, although two judges started in that tier
+    assert stderr.count(f"WARNING: {info['isolation_line']}") == 1, stderr[-3000:]
+
+
+_NO_LANDLOCK_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    from codefu_helpers.sandbox import Judge
+    from codefu_helpers.sandbox.probes import run_escape_probes
+    out = {}
+    with Judge(workers=1) as judge:
+        out["info"] = judge.info()
+        # no kernel rule keeps a program out of /tmp here: it can write there, and the judge must clean up
+        target = sys.argv[1]
+        wrote = judge.run("python", f"open({target!r}, 'w').write('x')\\nprint('written')", [("", "written")],
+                          1.0, 64 << 20)
+        out["write"] = [wrote.verdict.value, os.path.exists(target)]
+        out["probes"] = run_escape_probes(judge, names=sys.argv[2:])
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_container_tier_without_landlock(tmp_path):
+    """A kernel without Landlock: the tier says so, a program's write to /tmp succeeds but is gone after the
+    run, and the probes that Landlock would otherwise back up are still contained."""
+    names = ["network", "abstract unix socket", "write outside tmp", "read host secrets", "daemon outliving the judge",
+             "kill the judge", "leftovers between tests", "kernel attack surface"]
+    target = f"/tmp/codefu-sweep-{os.getpid()}"
+    out, _ = run_docker_like(_NO_LANDLOCK_SCRIPT, target, *names, landlock=False)
+    assert out["info"]["isolation"] == "container" and out["info"]["landlock"] is None
+    assert "NO Landlock" in out["info"]["isolation_line"]
+    assert out["write"] == ["OK", False]  # written (no Landlock), then swept away
+    assert not Path(target).exists()
+    assert {row["probe"]: row["contained"] for row in out["probes"]} == {name: True for name in names}, out["probes"]
+
+
+# --- what each worker gets -----------------------------------------------------------------------------------
+
+_WHOAMI = ("import os, stat\nst = os.stat('.')\nopen('mine.txt', 'w').write('x')\n"
+           "try:\n    open('/proc/self/status').read(); proc = 'proc readable'\n"
+           "except OSError:\n    proc = 'proc refused'\n"
+           "print(os.getuid(), os.getgid(), os.getgroups(), os.getcwd(), oct(stat.S_IMODE(st.st_mode)), st.st_uid,"
+           " proc)\n")
+
+
+def test_each_worker_runs_programs_as_its_own_uid_in_a_private_scratch_directory():
+    with Judge(workers=2, isolation="container") as judge:
+        assert judge.isolation == "container" and judge.info()["landlock"] == host_landlock_abi()
+        slots = {str(w.slot_dir): w.uid for w in judge._workers}
+        assert len(set(slots.values())) == 2 and 0 not in slots.values()
+        # enough samples at once that both workers take some
+        results = judge.run_many([{"language": "python", "source": _WHOAMI + f"# {i}\n", "tests": [("", "")],
+                                   "time_limit": 1.0, "memory_limit_bytes": 64 << 20} for i in range(8)])
+        seen = set()
+        for result in results:
+            uid, gid, groups, cwd, mode, owner, *proc = result.tests[0].output.strip().split(maxsplit=6)
+            assert result.verdict is Verdict.WA and cwd in slots, result.tests[0].output + result.tests[0].stderr
+            assert int(uid) == int(gid) == int(owner) == slots[cwd] and groups == "[]" and mode == "0o700"
+            assert proc == ["proc refused" if judge.info()["landlock"] else "proc readable"]
+            seen.add(cwd)
+        assert len(seen) == 2
+        for slot in slots:  # emptied after each run, and still private
+            assert os.listdir(slot) == []
+            assert os.stat(slot).st_mode & 0o777 == 0o700
+
+
+_ORPHAN_MAKER = """
+import ctypes, os, sys, time
+if not os.path.exists({marker!r}):  # the retry after the crash: nothing to do
+    print(1)
+    sys.exit(0)
+if os.fork() == 0:
+    os.setsid()
+    ctypes.CDLL(None).prctl(15, b"codefu-orphan", 0, 0, 0)
+    time.sleep(60)
+time.sleep(30)
+"""
+
+
+def test_a_server_that_dies_mid_run_leaves_no_process_of_its_uid():
+    """A daemon started by a run whose server was killed (so the per-run clean-up never happened) is killed
+    when the worker starts its next server, before the retried sample runs."""
+    with Judge(workers=1, isolation="container") as judge:
+        marker = judge._bin_dir / "first-attempt"  # programs can read the binary directory: it steers them
+        marker.write_text("")
+        server = judge._workers[0].server
+
+        def kill_the_server_once_the_daemon_runs():
+            deadline = time.monotonic() + 20
+            while not _processes_named("codefu-orphan") and time.monotonic() < deadline:
+                time.sleep(0.02)
+            marker.unlink()
+            os.kill(server.proc.pid, signal.SIGKILL)  # the server only: its run's daemon lives on
+
+        killer = threading.Thread(target=kill_the_server_once_the_daemon_runs)
+        killer.start()
+        try:
+            result = judge.run("python", _ORPHAN_MAKER.format(marker=str(marker)), [("", "1")], 10.0, 64 << 20)
+        finally:
+            killer.join()
+        assert not server.alive
+        assert result.verdict is Verdict.OK, result  # the retry, on a new server
+        assert _processes_named("codefu-orphan") == []
+
+
+def test_the_container_tier_needs_root_and_the_launcher_check_refuses_none(tmp_path):
+    with pytest.raises(SandboxUnavailableError, match="isolation 'none'.*unisolated"):
+        require_isolation("none")
+    nobody = pwd.getpwnam("nobody")
+    script = "from codefu_helpers.sandbox import Judge\nJudge(workers=1, isolation='container')\n"
+    proc = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                           sys.executable, "-c", script], env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT),
+                                                               "HOME": str(tmp_path)},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert f"needs root (this process runs as uid {nobody.pw_uid})" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_info_names_the_tier_in_every_tier():
+    with Judge(workers=1, isolation="bwrap") as bwrap, Judge(workers=1, isolation="container") as container:
+        assert (bwrap.info()["isolation"], bwrap.info()["landlock"]) == ("bwrap", None)
+        assert bwrap.info()["isolation_line"].startswith("judge isolation: bwrap")
+        assert container.info()["isolation"] == "container" and container.info()["isolation_reason"] is None
+        assert container.info()["isolation_line"].startswith("judge isolation: CONTAINER tier")
