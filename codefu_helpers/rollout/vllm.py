@@ -83,8 +83,9 @@ class VLLMRollout:
 
     @classmethod
     def from_pretrained(cls, path: str, tokenizer=None, *, dtype: str | torch.dtype = "auto", device: str = "auto",
-                        max_model_len: int = 4096, **engine_args) -> VLLMRollout:
-        """An engine on a checkpoint directory (or hub id) read from disk by vLLM; for evaluation."""
+                        max_model_len: int | None = None, **engine_args) -> VLLMRollout:
+        """An engine on a checkpoint directory (or hub id) read from disk by vLLM; for evaluation.
+        max_model_len None: the model's own context length."""
         from transformers import AutoTokenizer, GenerationConfig
 
         if device == "auto":
@@ -107,14 +108,13 @@ class VLLMRollout:
     # -- start -----------------------------------------------------------------------------------------
 
     def _start(self, model_dir: str, tokenizer, *, generation_config, dtype: torch.dtype, device: torch.device,
-               load_format: str, max_model_len: int, gpu_memory_utilization: float | None = None,
+               load_format: str, max_model_len: int | None, gpu_memory_utilization: float | None = None,
                tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float | None = None,
                seed: int = 0, bucket_mb: int = 256, enforce_eager: bool | None = None) -> None:
         self.tokenizer = tokenizer
         self.eos_ids = eos_ids(generation_config, tokenizer)
         self.device = torch.device(device)
         self.dtype = dtype
-        self.max_model_len = max_model_len
         self.bucket_bytes = bucket_mb << 20
         self.sleep_mode = enable_sleep_mode
         self.asleep = False
@@ -158,6 +158,7 @@ class VLLMRollout:
             torch.set_num_threads = set_num_threads
             torch.set_num_threads(threads)
         self.startup_seconds = time.perf_counter() - start
+        self.max_model_len = self.llm.llm_engine.model_config.max_model_len
 
     # -- weights ---------------------------------------------------------------------------------------
 
