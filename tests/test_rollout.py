@@ -65,3 +65,29 @@ def test_explicit_options_are_honoured(clean_and_poisoned):
     config = engine.generation_config(SamplingParams(temperature=0.7, top_p=0.9, top_k=0))
     assert (config.temperature, config.top_p, config.top_k, config.repetition_penalty) == (0.7, 0.9, 0, 1.0)
     assert clean.generation_config.top_k != 2  # the model's own config is restored after generate
+
+
+@pytest.mark.parametrize("overrides, fragment", [
+    ({"rollout.top_k": -1}, "rollout.top_k=-1 must be >= 0"),
+    ({"rollout.rollout_is_cap": 0.5}, "rollout.rollout_is_cap=0.5 must be >= 1"),
+    ({"rollout.cpu_kv_cache_gb": 0}, "rollout.cpu_kv_cache_gb=0.0 must be > 0"),
+    ({"rollout.backend": "vllm", "rollout.enable_sleep_mode": True, "model.device": "cpu"},
+     "vLLM has no sleep mode on CPU"),
+])
+def test_rollout_values_are_checked(overrides, fragment):
+    from codefu_helpers.config import ConfigError, ExperimentConfig
+
+    with pytest.raises(ConfigError) as info:
+        ExperimentConfig().with_overrides(overrides).validate()
+    assert any(fragment in p for p in info.value.problems), info.value.problems
+
+
+@pytest.mark.parametrize("key, value", [("enable_sleep_mode", True), ("use_rollout_log_probs", True),
+                                        ("cpu_kv_cache_gb", 2.0)])
+def test_vllm_only_keys_are_refused_with_the_hf_engine(key, value):
+    from codefu_helpers.config import ExperimentConfig, native_trainer_problems
+
+    hf = ExperimentConfig().with_overrides({f"rollout.{key}": value}).validate()
+    assert any(f"rollout.{key}={value} applies to vLLM only" in p for p in native_trainer_problems(hf))
+    vllm = ExperimentConfig().with_overrides({f"rollout.{key}": value, "rollout.backend": "vllm"}).validate()
+    assert native_trainer_problems(vllm) == []
