@@ -1,0 +1,365 @@
+"""`trainer.engine: verl`: the experiment config rendered as verl (>= 0.9) hydra overrides, and the commands
+that run them.
+
+Key idea: every key of `ExperimentConfig` is accounted for. It either maps onto verl's `ppo_trainer` config
+(`verl/trainer/config/ppo_trainer.yaml`), or is inert for verl for a stated reason (an HF-only setting when
+verl generates with vLLM), or has no verl equivalent, which is a `ConfigError` naming the key, never a
+silently dropped setting. A key added to the config later that this module does not know is an error too.
+
+    from codefu_helpers.launch.verl_engine import verl_overrides, verl_command
+    verl_overrides(cfg)   # ["algorithm.adv_estimator=grpo", "data.train_files=...", ...]
+    verl_command(cfg)     # [python, "-m", "verl.trainer.main_ppo", *overrides]
+    python -m codefu_helpers.train --config configs/codefu7b_stage1.yaml --set trainer.engine=verl --dry-run
+
+The reward is this package's `compute_score`, loaded by verl's own loader from
+`reward.custom_reward_function.path=pkg://codefu_helpers.reward` (verl 0.9 reads the reward function from
+the `reward` section; the legacy top-level `custom_reward_function` key is ignored there). Environment the
+Ray workers need (judge pool size, MLflow URI) travels as `+ray_kwargs.ray_init.runtime_env.env_vars.*`
+overrides, so the overrides alone describe the run.
+
+verl does not write a Hugging Face model at the end of a run; `merge_command` turns its last FSDP
+checkpoint into one with `python -m verl.model_merger merge`, which the SageMaker entry point runs after
+training so the model lands in the model directory like the native trainer's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..config import ConfigError, ExperimentConfig
+from ..tiny_model import TINY_SCHEME
+
+__all__ = ["REWARD_FUNCTION_PATH", "REWARD_FUNCTION_NAME", "VERL_MAIN", "verl_overrides", "verl_command",
+           "merge_command", "write_selected_train_rows", "INERT_FOR_VERL"]
+
+VERL_MAIN = "verl.trainer.main_ppo"
+REWARD_FUNCTION_PATH = "pkg://codefu_helpers.reward"
+REWARD_FUNCTION_NAME = "compute_score"
+
+# Our reward.mode -> codefu_helpers.reward's canonical reward_mode names.
+_REWARD_MODES = {"linear": "codefu_stage2", "stage1": "codefu_stage1", "binary": "binary"}
+# model.dtype -> verl's FSDP `model_dtype` (the dtype the trained weights live in) and the rollout dtype.
+_VERL_DTYPES = {"bfloat16": ("bf16", "bfloat16"), "float16": ("fp16", "float16")}
+# Keys that do nothing when verl runs, with the reason (kept next to the code that relies on it).
+INERT_FOR_VERL = {
+    "rollout.generation_batch_size": "HF generate only; verl generates with vLLM (rollout.backend must be vllm)",
+    "rollout.backend": "verl always generates with vLLM; validate() requires rollout.backend=vllm for it",
+    "trainer.engine": "selects verl itself",
+    "trainer.output_dir": "not a verl key: it places the checkpoints (checkpoint.dir=null), the default MLflow "
+                          "database and the merged model (<output_dir>/model)",
+    "data.raw_path": "read only for data.max_problems (applied before verl starts) and model.warm_start_steps",
+    "model.warm_start_lr": "read only when model.warm_start_steps > 0, which verl does not have",
+    "algorithm.kl_coef": "read only when algorithm.use_kl_loss is true (then mapped)",
+    "algorithm.kl_estimator": "read only when algorithm.use_kl_loss is true (then mapped)",
+    "tracking.uri": "read only when tracking.backend=mlflow (then passed as MLFLOW_TRACKING_URI)",
+}
+
+_ENV = "+ray_kwargs.ray_init.runtime_env.env_vars."
+_ACTOR = "actor_rollout_ref.actor."
+_ROLLOUT = "actor_rollout_ref.rollout."
+_REF = "actor_rollout_ref.ref."
+_PLAIN = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./-]*$")
+_YAML_WORDS = {"null", "none", "true", "false", "yes", "no", "on", "off", "~", "nan", "inf"}
+
+
+def _leaf_keys(obj, prefix: str = "") -> list[str]:
+    keys = []
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            keys += _leaf_keys(value, f"{prefix}{f.name}.")
+        else:
+            keys.append(f"{prefix}{f.name}")
+    return keys
+
+
+def hydra_value(value: Any) -> str:
+    """A Python value as text that hydra's override parser reads back as the same value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    text = str(value)
+    numeric = re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", text)
+    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS and not numeric:
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _absolute(path: str | Path) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+class _Renderer:
+    """Collects verl keys in order and remembers which of our keys were consumed."""
+
+    def __init__(self, cfg: ExperimentConfig):
+        self.cfg = cfg
+        self.values: dict[str, Any] = {}
+        self.problems: list[str] = []
+        self.seen: set[str] = set()
+
+    def put(self, ours: str | None, verl_key: str, value: Any) -> None:
+        if ours:
+            self.seen.add(ours)
+        self.values[verl_key] = value
+
+    def fail(self, ours: str, message: str) -> None:
+        self.seen.add(ours)
+        self.problems.append(f"{message} (trainer.engine=verl)")
+
+    def take(self, ours: str) -> None:
+        self.seen.add(ours)
+
+
+def verl_overrides(cfg: ExperimentConfig) -> list[str]:
+    """The config as verl `key=value` overrides for `python -m verl.trainer.main_ppo`; ConfigError lists
+    every key that verl cannot honour."""
+    cfg.validate()
+    r = _Renderer(cfg)
+    m, d, ro, a, o = cfg.model, cfg.data, cfg.rollout, cfg.algorithm, cfg.optim
+    rw, t, ck, tr = cfg.reward, cfg.trainer, cfg.checkpoint, cfg.tracking
+
+    r.put(None, "algorithm.adv_estimator", "grpo")
+    r.put("algorithm.norm_adv_by_std", "algorithm.norm_adv_by_std_in_grpo", a.norm_adv_by_std)
+    r.put(None, "algorithm.use_kl_in_reward", False)  # the KL is a loss term here, never a reward penalty
+
+    # model
+    if m.path.startswith(TINY_SCHEME):
+        r.fail("model.path", f"model.path={m.path!r} is built by this package, and verl loads HF ids or "
+                             "directories: build it with `python -m codefu_helpers.tiny_model OUT_DIR` and set "
+                             "model.path=OUT_DIR")
+    else:
+        # a local directory becomes absolute; anything else is an HF hub id
+        r.put("model.path", "actor_rollout_ref.model.path", _absolute(m.path) if Path(m.path).exists() else m.path)
+    if m.dtype in _VERL_DTYPES:
+        fsdp_dtype, rollout_dtype = _VERL_DTYPES[m.dtype]
+        r.put("model.dtype", _ACTOR + "fsdp_config.model_dtype", fsdp_dtype)
+        r.put(None, _REF + "fsdp_config.model_dtype", fsdp_dtype)
+        r.put(None, _ACTOR + "fsdp_config.dtype", rollout_dtype)
+        r.put(None, _ROLLOUT + "dtype", rollout_dtype)
+    else:
+        r.fail("model.dtype", f"model.dtype={m.dtype!r}: verl's FSDP workers compute in bfloat16 or float16; "
+                              "set model.dtype=bfloat16")
+    if m.device in ("auto", "cuda"):
+        r.put("model.device", "trainer.device", "cuda")
+    else:
+        r.fail("model.device", f"model.device={m.device!r}: verl places one worker per GPU itself; set "
+                               "model.device=cuda (or auto)")
+    r.put("model.gradient_checkpointing", "actor_rollout_ref.model.enable_gradient_checkpointing",
+          m.gradient_checkpointing)
+    if m.warm_start_steps:
+        r.fail("model.warm_start_steps", f"model.warm_start_steps={m.warm_start_steps}: verl has no supervised "
+                                         "warm start; start from a model that is already warm, and set it to 0")
+    else:
+        r.take("model.warm_start_steps")
+
+    # data: data.tiers / data.max_problems select rows the way the native trainer does, into a parquet that
+    # write_selected_train_rows() writes before verl starts (verl's own train_max_samples keeps the first rows)
+    # (paths absolute: verl's Ray actors do not share the launching shell's working directory)
+    train_files = _absolute(selected_train_path(cfg) if needs_row_selection(cfg) else d.train_path)
+    r.put("data.train_path", "data.train_files", train_files)
+    r.take("data.tiers")
+    r.take("data.max_problems")
+    # verl always builds a validation set; without data.val_path (so trainer.test_freq=0) it is never used,
+    # and pointing it at the training file keeps verl from failing on a missing path.
+    r.put("data.val_path", "data.val_files", _absolute(d.val_path) if d.val_path else train_files)
+    r.put("data.max_prompt_length", "data.max_prompt_length", d.max_prompt_length)
+    r.put(None, "data.filter_overlong_prompts", True)  # ours drops longer prompts; verl's default raises
+    r.put("data.max_response_length", "data.max_response_length", d.max_response_length)
+    r.put("data.train_batch_size", "data.train_batch_size", d.train_batch_size)
+    r.put("data.shuffle", "data.shuffle", d.shuffle)
+    r.put("trainer.seed", "data.seed", t.seed)
+    r.put(None, _ROLLOUT + "seed", t.seed)
+
+    # rollout
+    r.put(None, _ROLLOUT + "name", "vllm")
+    r.put("rollout.n", _ROLLOUT + "n", ro.n)
+    r.put("rollout.temperature", _ROLLOUT + "temperature", ro.temperature)
+    r.put("rollout.top_p", _ROLLOUT + "top_p", ro.top_p)
+    r.put("rollout.top_k", _ROLLOUT + "top_k", ro.top_k if ro.top_k > 0 else -1)  # verl: -1 is off, ours 0
+    if ro.gpu_memory_utilization is None:
+        r.take("rollout.gpu_memory_utilization")  # unset: 0.5, verl's default too
+    else:
+        r.put("rollout.gpu_memory_utilization", _ROLLOUT + "gpu_memory_utilization", ro.gpu_memory_utilization)
+    r.put("rollout.tensor_parallel_size", _ROLLOUT + "tensor_model_parallel_size", ro.tensor_parallel_size)
+    # vLLM's sleep mode between generation and update is verl's free_cache_engine
+    r.put("rollout.enable_sleep_mode", _ROLLOUT + "free_cache_engine", ro.enable_sleep_mode)
+    if ro.cpu_kv_cache_gb is None:
+        r.take("rollout.cpu_kv_cache_gb")
+    else:
+        r.fail("rollout.cpu_kv_cache_gb", f"rollout.cpu_kv_cache_gb={ro.cpu_kv_cache_gb} sizes vLLM on CPU; verl runs "
+                                          "vLLM on GPUs: set it to null")
+    if ro.fallback == "none":
+        r.take("rollout.fallback")
+    else:
+        r.fail("rollout.fallback", f"rollout.fallback={ro.fallback!r}: verl has no HF fallback when vLLM cannot "
+                                   "start; set rollout.fallback=none")
+    # truncated importance sampling against vLLM's own log-probs: verl's token-level rollout correction
+    if ro.use_rollout_log_probs:
+        r.put("rollout.use_rollout_log_probs", "algorithm.rollout_correction.rollout_is", "token")
+        r.put("rollout.rollout_is_cap", "algorithm.rollout_correction.rollout_is_threshold", ro.rollout_is_cap)
+    else:
+        r.put("rollout.use_rollout_log_probs", "algorithm.rollout_correction.rollout_is", None)
+        r.take("rollout.rollout_is_cap")
+
+    # algorithm: batch sizes (prompts for the mini-batch, as verl counts them; samples per GPU below)
+    r.put("algorithm.ppo_mini_batch_size", _ACTOR + "ppo_mini_batch_size", a.ppo_mini_batch_size)
+    r.put("algorithm.ppo_micro_batch_size", _ACTOR + "ppo_micro_batch_size_per_gpu", a.ppo_micro_batch_size)
+    r.put(None, _ROLLOUT + "log_prob_micro_batch_size_per_gpu", a.ppo_micro_batch_size)
+    r.put(None, _REF + "log_prob_micro_batch_size_per_gpu", a.ppo_micro_batch_size)
+    if a.ppo_max_token_len_per_gpu is None:
+        r.put("algorithm.ppo_max_token_len_per_gpu", _ACTOR + "use_dynamic_bsz", False)
+    else:  # micro-batches by token budget; verl's ref and rollout log-prob passes follow the actor's budget
+        r.put("algorithm.ppo_max_token_len_per_gpu", _ACTOR + "use_dynamic_bsz", True)
+        r.put(None, _ACTOR + "ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_gpu)
+    r.put("algorithm.ppo_epochs", _ACTOR + "ppo_epochs", a.ppo_epochs)
+    if a.adv_epsilon == 1e-6:
+        r.take("algorithm.adv_epsilon")  # verl's GRPO advantage uses epsilon=1e-6 and has no key for it
+    else:
+        r.fail("algorithm.adv_epsilon", f"algorithm.adv_epsilon={a.adv_epsilon} cannot be set in verl (its GRPO "
+                                        "advantage always adds 1e-6); set algorithm.adv_epsilon=1e-6")
+
+    # algorithm: loss
+    r.put("algorithm.clip_ratio_low", _ACTOR + "clip_ratio_low", a.clip_ratio_low)
+    r.put("algorithm.clip_ratio_high", _ACTOR + "clip_ratio_high", a.clip_ratio_high)
+    if a.clip_ratio_c is None:
+        r.fail("algorithm.clip_ratio_c", "algorithm.clip_ratio_c=null: verl always applies dual-clip; set it "
+                                         "to a bound > 1 (3.0 is verl's default)")
+    else:
+        r.put("algorithm.clip_ratio_c", _ACTOR + "clip_ratio_c", a.clip_ratio_c)
+    r.put("algorithm.loss_agg_mode", _ACTOR + "loss_agg_mode", a.loss_agg_mode)
+    if a.loss_agg_mode == "seq-mean-token-sum-norm":
+        # ours divides by data.max_response_length; verl by the padded batch length unless told
+        r.put(None, _ACTOR + "loss_scale_factor", d.max_response_length)
+    r.put("algorithm.use_kl_loss", _ACTOR + "use_kl_loss", a.use_kl_loss)
+    if a.use_kl_loss:
+        r.put("algorithm.kl_coef", _ACTOR + "kl_loss_coef", a.kl_coef)
+        r.put("algorithm.kl_estimator", _ACTOR + "kl_loss_type", a.kl_estimator)
+    r.put("algorithm.entropy_coef", _ACTOR + "entropy_coeff", a.entropy_coef)
+
+    # optim: verl steps its scheduler once per GRPO step, ours once per optimizer update
+    r.put("optim.lr", _ACTOR + "optim.lr", o.lr)
+    updates_per_step = cfg.mini_batches_per_step * a.ppo_epochs
+    if o.warmup_steps % updates_per_step:
+        r.fail("optim.warmup_steps", f"optim.warmup_steps={o.warmup_steps} optimizer updates is not a whole number "
+                                     f"of GRPO steps ({updates_per_step} updates each), which is verl's warm-up unit; "
+                                     f"use a multiple of {updates_per_step}")
+    else:
+        r.put("optim.warmup_steps", _ACTOR + "optim.lr_warmup_steps", o.warmup_steps // updates_per_step)
+    r.put("optim.lr_schedule", _ACTOR + "optim.lr_scheduler_type", o.lr_schedule)
+    r.put("optim.weight_decay", _ACTOR + "optim.weight_decay", o.weight_decay)
+    if o.grad_clip is None:
+        r.fail("optim.grad_clip", "optim.grad_clip=null: verl always clips the gradient norm; set a bound "
+                                  "(1.0 is verl's default)")
+    else:
+        r.put("optim.grad_clip", _ACTOR + "optim.clip_grad", o.grad_clip)
+        r.put(None, _ACTOR + "grad_clip", o.grad_clip)
+
+    # reward: our compute_score through verl's loader; one reward-loop worker per node, each with a judge
+    # pool of reward.num_workers processes (ours counts judge processes per host)
+    r.put(None, "reward.custom_reward_function.path", REWARD_FUNCTION_PATH)
+    r.put(None, "reward.custom_reward_function.name", REWARD_FUNCTION_NAME)
+    r.put("reward.mode", "+reward.custom_reward_function.reward_kwargs.reward_mode", _REWARD_MODES[rw.mode])
+    r.put(None, "reward.num_workers", t.nnodes)
+    r.put("reward.num_workers", _ENV + "CODEFU_JUDGE_WORKERS", rw.num_workers)
+
+    # trainer
+    r.put("trainer.total_epochs", "trainer.total_epochs", t.total_epochs)
+    r.put("trainer.total_steps", "trainer.total_training_steps", t.total_steps)
+    r.put("trainer.nnodes", "trainer.nnodes", t.nnodes)
+    r.put("trainer.gpus_per_node", "trainer.n_gpus_per_node", t.gpus_per_node)
+    r.put("trainer.fsdp_cpu_offload", _ACTOR + "fsdp_config.param_offload", t.fsdp_cpu_offload)
+    r.put(None, _ACTOR + "fsdp_config.optimizer_offload", t.fsdp_cpu_offload)
+    r.put(None, _REF + "fsdp_config.param_offload", t.fsdp_cpu_offload)
+    r.put("trainer.test_freq", "trainer.test_freq", t.test_freq if t.test_freq > 0 else -1)
+    r.put(None, "trainer.val_before_train", False)  # ours validates every test_freq steps and after the last
+    r.put("trainer.val_samples", _ROLLOUT + "val_kwargs.n", t.val_samples)
+    r.put(None, _ROLLOUT + "val_kwargs.do_sample", True)  # ours: pass@1 from samples at the rollout temperature
+    r.put(None, _ROLLOUT + "val_kwargs.temperature", ro.temperature)
+    r.put(None, _ROLLOUT + "val_kwargs.top_p", ro.top_p)
+    r.put(None, _ROLLOUT + "val_kwargs.top_k", ro.top_k if ro.top_k > 0 else -1)
+
+    # checkpoints
+    if ck.save_every > 0:
+        r.put("checkpoint.save_every", "trainer.save_freq", ck.save_every)
+    elif t.total_steps is not None:  # "only at the end": verl saves when the step count hits save_freq
+        r.put("checkpoint.save_every", "trainer.save_freq", t.total_steps)
+    else:
+        r.fail("checkpoint.save_every", "checkpoint.save_every=0 (only at the end) needs trainer.total_steps for "
+                                        "verl, whose last step is not known in advance; set checkpoint.save_every")
+    r.put("checkpoint.dir", "trainer.default_local_dir", _absolute(cfg.checkpoint_dir()))
+    r.put("checkpoint.resume", "trainer.resume_mode", "auto" if ck.resume else "disable")
+    r.put("checkpoint.keep_last", "trainer.max_actor_ckpt_to_keep", ck.keep_last)
+
+    # tracking: verl's MLflow logger names the experiment after project_name and the run after experiment_name
+    r.put("tracking.backend", "trainer.logger", ["console", "mlflow"] if tr.backend == "mlflow" else ["console"])
+    if tr.backend == "mlflow":
+        r.put("tracking.uri", _ENV + "MLFLOW_TRACKING_URI", cfg.tracking_uri())
+    r.put("tracking.experiment", "trainer.project_name", tr.experiment)
+    r.put("tracking.run_name", "trainer.experiment_name", tr.run_name or cfg.name)
+    r.take("name")
+
+    r.seen.update(INERT_FOR_VERL)
+    unknown = [k for k in _leaf_keys(cfg) if k not in r.seen]
+    for key in unknown:
+        r.problems.append(f"{key} is not known to the verl renderer, so verl would ignore it: add its mapping (or "
+                          "the reason it is inert) to codefu_helpers/launch/verl_engine.py")
+    if r.problems:
+        raise ConfigError(r.problems)
+    return [f"{key}={hydra_value(value)}" for key, value in r.values.items()]
+
+
+def needs_row_selection(cfg: ExperimentConfig) -> bool:
+    return cfg.data.tiers is not None or cfg.data.max_problems is not None
+
+
+def selected_train_path(cfg: ExperimentConfig) -> Path:
+    """Where the rows that data.tiers / data.max_problems select are written for verl."""
+    return Path(cfg.trainer.output_dir) / "verl_data" / "train.parquet"
+
+
+def write_selected_train_rows(cfg: ExperimentConfig) -> Path | None:
+    """Writes the training rows the native trainer would use (codefu_helpers.trainer.select_training_rows) as
+    the parquet verl reads; None when data.train_path is used as it is."""
+    if not needs_row_selection(cfg):
+        return None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..data import VERL_SCHEMA, read_verl_parquet
+    from ..trainer import select_training_rows
+
+    rows = select_training_rows(read_verl_parquet(cfg.data.train_path), cfg.data)
+    path = selected_train_path(cfg)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=VERL_SCHEMA), path)
+    return path
+
+
+def verl_command(cfg: ExperimentConfig, python: str | None = None) -> list[str]:
+    """The argv that trains `cfg` with verl: `python -m verl.trainer.main_ppo <overrides>`."""
+    return [python or sys.executable, "-m", VERL_MAIN, *verl_overrides(cfg)]
+
+
+def merge_command(checkpoint_dir: str | Path, model_dir: str | Path, python: str | None = None) -> list[str]:
+    """The argv that writes verl's latest FSDP actor checkpoint under `checkpoint_dir` as an HF model folder.
+
+    verl records the last saved step in `latest_checkpointed_iteration.txt` and keeps the actor's shards in
+    `global_step_<N>/actor`; a missing record means no checkpoint was written, which is an error here."""
+    record = Path(checkpoint_dir) / "latest_checkpointed_iteration.txt"
+    if not record.exists():
+        raise FileNotFoundError(f"{record} does not exist: verl saved no checkpoint, so there is no model to "
+                                "merge (set checkpoint.save_every, or trainer.total_steps with save_every=0)")
+    step = int(record.read_text().strip())
+    actor = Path(checkpoint_dir) / f"global_step_{step}" / "actor"
+    return [python or sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
+            "--local_dir", str(actor), "--target_dir", str(model_dir)]
