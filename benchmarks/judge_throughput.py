@@ -1,8 +1,9 @@
-"""Judge throughput, side by side on the same workload: this judge, a naive subprocess-per-test judge and verl's
-`prime_code` scorer.
+"""Judge throughput, side by side on the same workload: this judge in each isolation tier, a naive
+subprocess-per-test judge and verl's `prime_code` scorer.
 
     .venv/bin/python benchmarks/judge_throughput.py                       # the run behind benchmarks/RESULTS.md
     .venv/bin/python benchmarks/judge_throughput.py --per-kind 1 --trivial 100 --skip-verl   # a quick look
+    .venv/bin/python benchmarks/judge_throughput.py --judges codefu --repeat 3   # the two tiers only
 
 Workloads (run one judge at a time, each with every core):
   trivial   many `print(input())` tests: the per-test overhead (isolated test runs per second)
@@ -11,8 +12,10 @@ Workloads (run one judge at a time, each with every core):
   loop      one infinite-loop sample with 3 tests and a 1 s limit: what a TLE sample costs
 
 The three judges:
-  codefu    codefu_helpers.sandbox.Judge: bubblewrap-isolated fork servers, CPU-time limits, stops a sample at its
-            first TLE, C++ compiled once with a precompiled header
+  codefu    codefu_helpers.sandbox.Judge: isolated fork servers, CPU-time limits, stops a sample at its first TLE,
+            C++ compiled once with a precompiled header; once per isolation tier (--tiers): codefu/bwrap
+            (bubblewrap namespaces) and codefu/container (a uid per worker, seccomp, Landlock, no namespaces; the
+            tier for containers that refuse namespaces, run here as root alongside bwrap)
   naive     subprocess.run per test (`python3 solution.py` / the binary), wall-clock timeout = the time limit,
             `g++ -O2` per sample without a precompiled header, all tests run; not isolated
   verl      verl.utils.reward_score.prime_code.compute_score(continuous=True), as verl calls it for CodeContests,
@@ -23,9 +26,11 @@ The three judges:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -82,15 +87,36 @@ def loop_workload() -> list[dict]:
 
 # --- the judges -------------------------------------------------------------------------------------------------
 
-def run_codefu(samples: list[dict], workers: int) -> tuple[float, list[str]]:
-    with Judge(workers=workers) as judge:
+def cpu_seconds_now() -> float:
+    """CPU time used so far by this process (all its threads), the children it reaped, and every live descendant
+    (its own time and that of the children it reaped): a judge's cost, whatever else shares the machine."""
+    own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+    parent_of, ticks = {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone meanwhile
+                continue
+            parent_of[int(entry)] = int(fields[1])
+            ticks[int(entry)] = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    descendants, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, parent in parent_of.items() if parent in frontier} - descendants
+        descendants |= frontier
+    return total + sum(ticks[pid] for pid in descendants) / os.sysconf("SC_CLK_TCK")
+
+
+def run_codefu(samples: list[dict], workers: int, isolation: str = "auto") -> tuple[float, list[str], float]:
+    with Judge(workers=workers, isolation=isolation) as judge:
         warm = judge.run_many([Submission("python", "print(1)", [("", "1")], 1.0, 64 << 20)])  # start-up is not work
         assert warm[0].verdict is Verdict.OK
         subs = [Submission(s["language"], s["source"], [tuple(t) for t in s["tests"]], s["time_limit"],
                            s["memory_limit_bytes"]) for s in samples]
-        start = time.perf_counter()
+        cpu, start = cpu_seconds_now(), time.perf_counter()
         results = judge.run_many(subs)
-        return time.perf_counter() - start, [r.verdict.value for r in results]
+        return time.perf_counter() - start, [r.verdict.value for r in results], cpu_seconds_now() - cpu
 
 
 def _naive_one(sample: dict, workdir: Path) -> str:
@@ -124,11 +150,11 @@ def _naive_one(sample: dict, workdir: Path) -> str:
     return next((v for v in verdicts if v != "OK"), "OK")
 
 
-def run_naive(samples: list[dict], workers: int) -> tuple[float, list[str]]:
+def run_naive(samples: list[dict], workers: int) -> tuple[float, list[str], float]:
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(workers) as pool:
-        start = time.perf_counter()
+        cpu, start = cpu_seconds_now(), time.perf_counter()
         verdicts = list(pool.map(lambda s: _naive_one(s, Path(tmp)), samples))
-        return time.perf_counter() - start, verdicts
+        return time.perf_counter() - start, verdicts, cpu_seconds_now() - cpu
 
 
 _VERL_RUNNER = textwrap.dedent("""
@@ -152,10 +178,11 @@ _VERL_RUNNER = textwrap.dedent("""
 """)
 
 
-def run_verl(samples: list[dict], workers: int) -> tuple[float, list[str]]:
-    """verl only scores: a sample 'passes' when its score is 1.0; that is the verdict we can compare."""
+def run_verl(samples: list[dict], workers: int) -> tuple[float, list[str], None]:
+    """verl only scores: a sample 'passes' when its score is 1.0; that is the verdict we can compare. Its CPU time
+    is not measured (its runner's start-up would count)."""
     if not samples:
-        return 0.0, []
+        return 0.0, [], None
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "verl_runner.py"
         runner.write_text(_VERL_RUNNER)
@@ -164,7 +191,7 @@ def run_verl(samples: list[dict], workers: int) -> tuple[float, list[str]]:
     if proc.returncode != 0:
         raise RuntimeError(f"verl runner failed:\n{proc.stderr[-3000:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return out["seconds"], ["OK" if s == 1.0 else "not OK" for s in out["scores"]]
+    return out["seconds"], ["OK" if s == 1.0 else "not OK" for s in out["scores"]], None
 
 
 # --- reporting -----------------------------------------------------------------------------------------------
@@ -189,6 +216,11 @@ def main() -> None:
     parser.add_argument("--trivial", type=int, default=2000, help="trivial tests in the per-test overhead workload")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--skip-verl", action="store_true")
+    parser.add_argument("--judges", default="codefu,naive,verl", help="which judges to run (comma-separated)")
+    parser.add_argument("--tiers", default="bwrap,container" if os.geteuid() == 0 else "bwrap",
+                        help="isolation tiers of the codefu judge (the container tier needs root)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run every judge this many times, interleaved, and keep each one's fastest run")
     parser.add_argument("--json", default="", help="also write the measurements here")
     parser.add_argument("--render", default="", help="only print the table of a JSON written by --json")
     args = parser.parse_args()
@@ -203,8 +235,14 @@ def main() -> None:
         "mixed": mixed_workload(Path(args.dataset), Path(args.sources) if args.sources else None, args.per_kind),
         "loop": loop_workload(),
     }
-    judges = {"codefu": run_codefu, "naive": run_naive}
-    if not args.skip_verl:
+    wanted = set(args.judges.split(","))
+    judges = {}
+    if "codefu" in wanted:
+        for tier in args.tiers.split(","):
+            judges[f"codefu/{tier}"] = functools.partial(run_codefu, isolation=tier)
+    if "naive" in wanted:
+        judges["naive"] = run_naive
+    if "verl" in wanted and not args.skip_verl:
         if not VERL_PYTHON.exists():
             sys.exit(f"{VERL_PYTHON} is missing: run scripts/make_verl_env.sh, or pass --skip-verl")
         judges["verl"] = run_verl
@@ -214,18 +252,22 @@ def main() -> None:
             subset = [s for s in samples if s["language"] == language]
             if not subset:
                 continue
-            for name, fn in judges.items():
-                if name == "verl" and language != "python":
-                    continue
-                seconds, verdicts = fn(subset, args.workers)
+            runs = {name: [] for name in judges if not (name == "verl" and language != "python")}
+            for _ in range(args.repeat):  # interleaved, so that the machine's load drifts over every judge alike
+                for name in runs:
+                    runs[name].append(judges[name](subset, args.workers))
+            for name, results in runs.items():
+                seconds, verdicts, cpu = min(results, key=lambda r: r[0])
                 tests = sum(len(s["tests"]) for s in subset)
+                cpus = [r[2] for r in results if r[2] is not None]
                 rows.append({"workload": workload, "language": language, "judge": name, "samples": len(subset),
                              "tests": tests, "seconds": round(seconds, 3),
+                             "cpu_seconds": round(min(cpus), 3) if cpus else None,
                              "samples_per_s": round(len(subset) / seconds, 2) if seconds else None,
                              "tests_per_s": round(tests / seconds, 1) if seconds else None,
                              "agreement": round(agreement(subset, verdicts, exact=name != "verl"), 3),
                              "kinds": {k: sum(s["intended"] == k for s in subset) for k in KINDS}})
-                print(f"{workload:8} {language:6} {name:6} {len(subset):4} samples {tests:5} tests "
+                print(f"{workload:8} {language:6} {name:16} {len(subset):4} samples {tests:5} tests "
                       f"{seconds:8.2f}s  agreement {rows[-1]['agreement']:.2f}", file=sys.stderr, flush=True)
     args.load_average = (load_before, os.getloadavg()[0])
     print(render(rows, args))
@@ -236,20 +278,28 @@ def main() -> None:
 def render(rows: list[dict], args) -> str:
     by = {(r["workload"], r["language"], r["judge"]): r for r in rows}
     load = getattr(args, "load_average", None) or os.getloadavg()
+    reference = next((r["judge"] for r in rows if r["judge"].startswith("codefu")), "codefu")
+    repeat = getattr(args, "repeat", 1)
     lines = [f"Machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores available, {args.workers} "
              f"workers per judge; Python {platform.python_version()}; load average before/after the run "
-             f"{load[0]:.1f}/{load[1]:.1f} (other work shared the machine).", "",
-             "| workload | language | judge | samples | tests | seconds | samples/s | tests/s | verdicts as "
-             "intended | vs codefu |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             f"{load[0]:.1f}/{load[1]:.1f} (other work shared the machine)"
+             + (f"; fastest of {repeat} interleaved runs per judge." if repeat > 1 else "."), "",
+             "| workload | language | judge | samples | tests | seconds | samples/s | tests/s | CPU ms/test | "
+             f"verdicts as intended | vs {reference} |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        ours = by.get((r["workload"], r["language"], "codefu"))
+        ours = by.get((r["workload"], r["language"], reference))
         ratio = ""
-        if ours and r["judge"] != "codefu" and ours["seconds"] and r["seconds"]:
+        if ours and r["judge"] != reference and ours["seconds"] and r["seconds"]:
             factor = r["seconds"] / ours["seconds"]
-            ratio = f"{factor:.1f}x slower" if factor >= 1 else f"{1 / factor:.1f}x faster"
+            if 0.5 < factor < 2:  # close: the tier comparison's case, where 20 % matters
+                ratio = f"{factor - 1:+.0%} time"
+            else:
+                ratio = f"{factor:.1f}x slower" if factor >= 1 else f"{1 / factor:.1f}x faster"
+        cpu = r.get("cpu_seconds")
+        cpu_per_test = f"{1000 * cpu / r['tests']:.1f}" if cpu is not None and r["tests"] else ""
         lines.append(f"| {r['workload']} | {r['language']} | {r['judge']} | {r['samples']} | {r['tests']} | "
-                     f"{r['seconds']:.2f} | {r['samples_per_s']} | {r['tests_per_s']} | {r['agreement']:.0%} | "
-                     f"{ratio} |")
+                     f"{r['seconds']:.2f} | {r['samples_per_s']} | {r['tests_per_s']} | {cpu_per_test} | "
+                     f"{r['agreement']:.0%} | {ratio} |")
     return "\n".join(lines)
 
 

@@ -162,13 +162,22 @@ _AUTO_SCRIPT = textwrap.dedent("""
                            judge.run("python", "while True: pass", tests, 0.5, 256 << 20).verdict.value,
                            judge.run("cpp", cpp, tests, 1.0, 256 << 20).verdict.value]
     out["required"] = require_isolation()
+    # what the trainer calls: verl's reward signature, on the process-wide judge
+    from codefu_helpers.reward import compute_score
+    from codefu_helpers.sandbox import get_judge
+    truth = {"public_tests": {"input": ["1 2\\n"], "output": ["3\\n"]},
+             "private_tests": {"input": ["2 3\\n"], "output": ["5\\n"]}, "time_limit": 1.0,
+             "memory_limit_bytes": 256 << 20}
+    out["score"] = compute_score("codecontests", "```python\\nprint(sum(map(int, input().split())))\\n```",
+                                 truth)["score"]
+    out["default_judge"] = get_judge().info()["isolation"]
     print(json.dumps(out))
 """)
 
 
 @pytest.mark.slow
 def test_auto_picks_the_container_tier_where_namespaces_are_refused_and_says_so_once():
-    out, stderr = run_docker_like(_AUTO_SCRIPT)
+    out, stderr = run_docker_like(_AUTO_SCRIPT, env={"CODEFU_JUDGE_WORKERS": "1"})
     info = out["info"]
     assert info["isolation"] == "container" and info["isolation_mode"] == "container"
     assert "Creating new namespace failed: Operation not permitted" in info["isolation_reason"]
@@ -176,9 +185,10 @@ def test_auto_picks_the_container_tier_where_namespaces_are_refused_and_says_so_
     assert info["isolation_line"].startswith("judge isolation: CONTAINER tier")
     assert out["verdicts"] == ["OK", "TLE", "OK"]
     assert out["required"]["isolation"] == "container"  # the launcher's check agrees
+    assert (out["default_judge"], out["score"]) == ("container", 1.0)  # and so does compute_score's judge
     # isolation="bwrap" insists on namespaces, and its error points at the tier that works here
     assert "Creating new namespace failed" in out["bwrap"] and "isolation='container'" in out["bwrap"]
-    # announced once, loudly, although two judges started in that tier
+    # announced once, loudly, although three judges started in that tier
     assert stderr.count(f"WARNING: {info['isolation_line']}") == 1, stderr[-3000:]
 
 

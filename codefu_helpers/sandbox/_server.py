@@ -30,12 +30,15 @@ Modes (argv[1] JSON "mode"):
               network) and, where the kernel has Landlock, a ruleset limiting files to the system, the judge's
               binaries and that scratch directory. The server is a child subreaper: after each run it kills
               every process of the slot's uid (see `_kill_slot_processes`) and empties the scratch directory --
-              and, without Landlock, whatever the uid left in the world-writable temporary directories.
+              and, without Landlock, whatever the uid left in the world-writable temporary directories. A server
+              that dies mid-run leaves that clean-up to the next server of its slot, which kills every process
+              of the uid before it serves (and to the judge, which does the same when it closes).
   "none"      explicitly unisolated: no namespaces, no uid change; process-group kill and a temp directory.
 """
 
 import ctypes
 import errno
+import functools
 import json
 import os
 import resource
@@ -263,10 +266,17 @@ def landlock_ruleset(abi, read_exec, read, devices, read_write):
     return ruleset
 
 
-def landlock_restrict_self(ruleset):
-    """Enforces the ruleset on the calling process and everything it starts (needs no-new-privs set)."""
-    _check(LIBC.syscall(ctypes.c_long(_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
-           "landlock_restrict_self")
+def landlock_restrictor(ruleset):
+    """A call that enforces the ruleset on the calling process and everything it starts (no-new-privs must be set).
+
+    Its arguments are built here, once: in a forked child every Python object created or touched costs a
+    copy-on-write page fault."""
+    call = functools.partial(LIBC.syscall, ctypes.c_long(_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset),
+                             ctypes.c_uint32(0))
+
+    def restrict_self():
+        _check(call(), "landlock_restrict_self")
+    return restrict_self
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -486,7 +496,8 @@ class Server:
         os.close(null)
         self.own_pidns = None
         self.landlock = None           # container mode: the kernel's Landlock ABI, when it has one
-        self.landlock_ruleset = None   # ... and the ruleset fd every run enforces on itself
+        self.landlock_ruleset = None   # ... the ruleset fd every run enforces on itself
+        self.enter_landlock = None     # ... and the call that does it
         self.sweep_dirs = []           # container mode without Landlock: world-writable directories to clean
         self._code = (None, None)  # (source, code object) of the sample being judged: compiled once, not per test
         self.seccomp_program, self.seccomp_unknown = None, []
@@ -529,6 +540,9 @@ class Server:
                                f"(running as uid {os.geteuid()})")
         if not self.uid or not self.gid:
             raise RuntimeError(f"container mode needs a non-root uid and gid per slot, got {self.uid}/{self.gid}")
+        if not self.seccomp_program:
+            raise RuntimeError("container mode needs the seccomp filter (Judge(seccomp=True)): without namespaces it "
+                               "is what keeps programs off the network")
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the host's worker thread went away: so do we
         prctl(PR_SET_CHILD_SUBREAPER, 1)  # everything a run starts stays our descendant, however it detaches
         prctl(PR_SET_DUMPABLE, 0)
@@ -541,6 +555,7 @@ class Server:
             self.landlock_ruleset = landlock_ruleset(
                 self.landlock, read_exec=[*LANDLOCK_SYSTEM_PATHS, *host_dirs], read=LANDLOCK_READ_PATHS,
                 devices=LANDLOCK_DEVICES, read_write=[self.scratch])
+            self.enter_landlock = landlock_restrictor(self.landlock_ruleset)
         else:  # no kernel rule keeps programs out of /tmp and the like: clean up what the slot's uid left there
             self.sweep_dirs = _world_writable_dirs()
             self._sweep()
@@ -835,8 +850,8 @@ def _child(server, req, blobs, fds, status_w, workdir):
         os.dup2(fds["stdin"], 0)
         os.dup2(fds["stdout"], 1)
         os.dup2(fds["stderr"], 2)
-        if server.landlock_ruleset is not None:
-            landlock_restrict_self(server.landlock_ruleset)  # before its fd is closed below
+        if server.enter_landlock is not None:
+            server.enter_landlock()  # before the ruleset's fd is closed below
         os.closerange(3, status_w)
         os.closerange(status_w + 1, 1 << 16)
         os.chdir(workdir)
@@ -906,8 +921,6 @@ def _drop_privileges(server):
         os.setresgid(server.gid, server.gid, server.gid)
         os.setresuid(server.uid, server.uid, server.uid)  # leaving uid 0 clears every capability
         # (the bounding set was emptied in the server; no-new-privs and seccomp are inherited from it)
-        if server.mode == "container":
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set after the uid change, which clears it
     elif server.mode == "userns":
         # bubblewrap's user namespace maps only the host user (as uid 0 here); a nested namespace lets the
         # program run as a non-zero uid without capabilities, and RLIMIT_NPROC count only this run's processes
