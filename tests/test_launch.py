@@ -79,6 +79,7 @@ def test_render_builds_the_create_training_job_request(rendered):
     assert r["EnableManagedSpotTraining"] is True
     assert r["StoppingCondition"] == {"MaxRuntimeInSeconds": 48 * 3600, "MaxWaitTimeInSeconds": 72 * 3600}
     assert {"Key": "team", "Value": "ml"} in r["Tags"]
+    assert r["RemoteDebugConfig"] == {"EnableRemoteDebug": True}  # SSM into algo-1 for the Ray dashboard
     env = r["Environment"]
     assert env["FI_PROVIDER"] == "efa" and "NCCL_NET_PLUGIN" not in env
     assert env["MLFLOW_TRACKING_URI"].startswith("arn:aws:sagemaker:")
@@ -246,3 +247,25 @@ def test_submit_uploads_the_inputs_and_creates_the_training_job(python_split, aw
     source_json = next(k for k in keys if k.endswith("sourcecode.json"))
     command = json.loads(s3.get_object(Bucket="codefu-moto", Key=source_json)["Body"].read())["command"]
     assert command.startswith("python -m codefu_helpers.launch.entrypoint --config /opt/ml/input/data/config/config.yaml")
+
+
+@pytest.mark.notebook
+def test_notebook_04_submits_to_the_moto_server(aws_on_moto, tmp_path):
+    import boto3
+
+    from codefu_helpers.tutorial import execute_notebook
+
+    run = execute_notebook("04_sagemaker_launch.ipynb", tmp_path,
+                           {"SUBMIT_JOB": True, "BUCKET": "codefu-moto", "VALIDATE_ROLE": False})
+    assert run.error is None, f"{run.error}\nexecuted copy: {run.executed}"
+    results = run.results
+    assert results["submitted"] is True and results["job_name"]
+    job = boto3.client("sagemaker", region_name="us-east-1").describe_training_job(TrainingJobName=results["job_name"])
+    assert job["ResourceConfig"]["InstanceCount"] == 2
+    assert job["CheckpointConfig"]["S3Uri"] == "s3://codefu-moto/codefu/checkpoints/codefu7b_stage2"
+    (sent,) = [r for r in recorded_requests(aws_on_moto, "SageMaker.CreateTrainingJob")
+               if r["TrainingJobName"] == results["job_name"]]
+    assert _no_secrets(sent["Environment"]), sent["Environment"]
+    keys = [o["Key"] for o in boto3.client("s3", region_name="us-east-1").list_objects_v2(Bucket="codefu-moto")["Contents"]]
+    for upload in results["uploads"][:3]:  # train, config, test: the notebook's own parquet and job config
+        assert upload.removeprefix("s3://codefu-moto/") in keys, upload

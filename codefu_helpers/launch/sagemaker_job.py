@@ -84,6 +84,7 @@ class LaunchConfig:
     hourly_price: float | None = None       # your price per instance-hour, for the estimate
     validate_role: bool = True              # submit only: let the SDK check the role's permissions first
     sdk_telemetry: bool = False             # the SageMaker SDK's usage reports to AWS (off unless asked)
+    remote_debug: bool = True               # SSM sessions into the hosts (Ray dashboard port forward)
 
 
 @dataclass
@@ -380,6 +381,10 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
                 tags=[Tag(key=k, value=str(v)) for k, v in tags.items()],
                 input_data_config=channels,
             )
+        if lc.remote_debug:
+            from sagemaker.core.shapes import RemoteDebugConfig
+
+            trainer = trainer.with_remote_debug_config(RemoteDebugConfig(enable_remote_debug=True))
         command = source.command
         if not submit:
             request = trainer._create_training_job_args(boto3=True)  # the SDK's own request, uploads recorded
