@@ -293,6 +293,29 @@ def test_a_server_that_dies_mid_run_leaves_no_process_of_its_uid():
         assert _processes_named("codefu-orphan") == []
 
 
+_FORK_BOMBS = {"python": "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+               "cpp": "#include <unistd.h>\nint main() { while (true) fork(); }\n"}
+
+
+@pytest.mark.slow
+def test_fork_bombs_are_killed_whole_on_a_busy_machine(caplog):
+    """Killing what one scan of /proc finds loses the race against a fork bomb on a loaded machine (the first
+    version of this tier did: "processes of uid ... survived SIGKILL"); stopping them first does not."""
+    cores = len(os.sched_getaffinity(0))
+    with Judge(workers=2, isolation="container") as judge:
+        burners = [subprocess.Popen(["/usr/bin/python3", "-c", "while True: pass"]) for _ in range(2 * cores)]
+        try:
+            results = judge.run_many([{"language": language, "source": source + f"// {i}\n" * (language == "cpp"),
+                                       "tests": [("", "")], "time_limit": 1.0, "memory_limit_bytes": 64 << 20}
+                                      for i in range(2) for language, source in _FORK_BOMBS.items()])
+        finally:
+            for proc in burners:
+                proc.kill()
+                proc.wait()
+    assert [(r.verdict, r.judge_error) for r in results] == [(Verdict.TLE, None)] * 4
+    assert not [r.getMessage() for r in caplog.records if "failed (attempt" in r.getMessage()]
+
+
 def test_the_container_tier_needs_root_and_the_launcher_check_refuses_none(tmp_path):
     with pytest.raises(SandboxUnavailableError, match="isolation 'none'.*unisolated"):
         require_isolation("none")

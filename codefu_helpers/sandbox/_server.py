@@ -376,22 +376,67 @@ def _wipe(path):
             os.unlink(entry.path)
 
 
-def _pids_of_uid(uid):
-    """Live processes (zombies are already dead) whose real uid is `uid`, from /proc."""
-    found = []
+def processes_of_uids(uids):
+    """{pid: start time} of the live processes (zombies are dead already) whose real uid is in `uids`, from /proc."""
+    found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/status", "rb") as fh:
                 status = fh.read(4096)
+            fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
+            uid = fields.get(b"Uid", b"").split()[:1]
+            if not uid or int(uid[0]) not in uids:
+                continue
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat_fields = fh.read(4096).rsplit(b")", 1)[1].split()
         except OSError:  # gone meanwhile
             continue
-        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
-        uids = fields.get(b"Uid", b"").split()
-        if uids and int(uids[0]) == uid and not fields.get(b"State", b"").strip().startswith(b"Z"):
-            found.append(int(entry))
+        if stat_fields[0] not in (b"Z", b"X"):
+            found[int(entry)] = int(stat_fields[19])  # start time: tells a reused pid from the one we saw
     return found
+
+
+def stop_then_kill(uids, deadline):
+    """SIGKILL to every live process whose real uid is in `uids`, with none escaping by forking meanwhile.
+
+    Killing what a scan of /proc found is not enough against a fork bomb: processes forked during the scan live
+    on, and the slots of the killed ones free up for more. So first every process found gets SIGSTOP -- with
+    SIGSTOP pending a process cannot complete a fork, and stopped processes still count against RLIMIT_NPROC --
+    and /proc is scanned again until a scan finds none that was not stopped already; then all of them get
+    SIGKILL. Returns the pids killed. Signals come from the caller (root), never from the uid itself."""
+    stopped = {}
+    while True:
+        found = processes_of_uids(uids)
+        new = [pid for pid, start in found.items() if stopped.get(pid) != start]
+        if not new:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"processes of uid {sorted(uids)} kept appearing for 10 s: {sorted(found)[:20]}")
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+            stopped[pid] = found[pid]
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return list(found)
+
+
+def _reap_children():
+    """Reaps every child that has exited; False when no child is left at all."""
+    while True:
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if not done:
+            return True
 
 
 def _world_writable_dirs():
@@ -708,47 +753,26 @@ class Server:
         raise RuntimeError("processes of a finished run survived SIGKILL for 10 s")
 
     def _kill_slot_processes(self):
-        """Container mode: SIGKILL every process of the slot's uid, reap them, return when none is left.
+        """Container mode: kills every process of the slot's uid and reaps it; returns when none is left.
 
         This server is a child subreaper, so whatever a run started (double forks and setsid included) stays its
         descendant and, once its parent dies, becomes its child: no child left to wait for means no process of
         the run left, which makes the usual case (nothing left behind) one wait call. Otherwise the processes are
-        found by their real uid in /proc and killed from here, as root: a signal sent *as* the slot's uid
-        (kill(-1)) could be answered in kind by a leftover spinning on kill(-1) itself."""
+        found by their real uid in /proc and stopped, then killed, from here (see stop_then_kill): a signal sent
+        *as* the slot's uid (kill(-1)) could be answered in kind by a leftover spinning on kill(-1) itself."""
         deadline = time.monotonic() + 10.0
-        while True:
-            while True:  # reap what has died
-                try:
-                    done, _ = os.waitpid(-1, os.WNOHANG)
-                except ChildProcessError:
-                    return  # no descendant left
-                if not done:
-                    break
+        while _reap_children():  # the killed ones, as they die (their orphans become our children)
             if time.monotonic() > deadline:
                 raise RuntimeError(f"processes of uid {self.uid} survived SIGKILL for 10 s")
-            for pid in _pids_of_uid(self.uid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.0005)
+            if not stop_then_kill({self.uid}, deadline):  # again if one slipped through (one it had stopped
+                time.sleep(0.0005)                         # may have been sent SIGCONT by one it had not yet)
 
     def _kill_leftovers(self):
         """At start-up: kills processes of the slot's uid that are not ours (an earlier server of this slot died
         with a run in progress), until none is left alive."""
         deadline = time.monotonic() + 10.0
-        while True:
-            pids = _pids_of_uid(self.uid)
-            if not pids:
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"processes {pids} of uid {self.uid} survived SIGKILL for 10 s")
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.001)
+        while stop_then_kill({self.uid}, deadline):
+            time.sleep(0.001)  # until a scan finds none: SIGKILL takes a moment
 
     def _sweep(self):
         """Container mode without Landlock: removes what the slot's uid created in world-writable directories."""

@@ -20,8 +20,9 @@ Tiers (`Judge(isolation=...)`; "auto" takes the first that works here):
              own unprivileged uid, with the same rlimits and seccomp filter (which there also keeps sockets off
              the network), Landlock file rules where the kernel has them, a private 0700 scratch directory per
              slot emptied after each run, an empty environment, and every process of the slot's uid killed after
-             each run. Chosen by "auto" only when bubblewrap is installed but cannot create namespaces, and said
-             loudly (`Judge.info()["isolation_line"]`).
+             each run. Chosen by "auto" only as root, when bubblewrap is installed but cannot start a sandbox
+             (namespaces refused, as under Docker's default seccomp profile), and said loudly
+             (`Judge.info()["isolation_line"]`).
   none       runs programs as the calling user: only for machines where neither can work, only when asked for by
              name, and it says so loudly.
 """
@@ -138,38 +139,19 @@ def server_command(mode: str, python: str, config: dict, bin_dir: Path, cache_ro
     return args
 
 
-def pids_of_uids(uids) -> list[int]:
-    """Live (not zombie) processes whose real uid is one of `uids`, from /proc."""
-    wanted, found = set(uids), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            status = Path(f"/proc/{entry}/status").read_bytes()
-        except OSError:
-            continue
-        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
-        uid = fields.get(b"Uid", b"").split()[:1]
-        if uid and int(uid[0]) in wanted and not fields.get(b"State", b"").strip().startswith(b"Z"):
-            found.append(int(entry))
-    return found
-
-
 def kill_processes_of_uids(uids, timeout: float = 10.0) -> list[int]:
-    """Container tier, when a judge closes: SIGKILL to every process of its slots' uids, repeated until none is
-    left or `timeout` passed; returns the pids still alive then (normally none). Each server already does this
-    after every run; this catches what a server that died mid-run left behind."""
+    """Container tier, when a judge closes: kills every process of its workers' uids (stopped first, so that none
+    escapes by forking: see `_server.stop_then_kill`); returns the pids still alive after `timeout` (normally
+    none). Each server already does this after every run; this catches what a server that died mid-run left."""
+    from ._server import processes_of_uids, stop_then_kill  # the server's own code, shared
+
     deadline = time.monotonic() + timeout
-    while True:
-        pids = pids_of_uids(uids)
-        if not pids or time.monotonic() > deadline:
-            return pids
-        for pid in pids:
-            try:
-                os.kill(pid, 9)
-            except OSError:
-                pass
-        time.sleep(0.01)
+    try:
+        while stop_then_kill(set(uids), deadline):
+            time.sleep(0.01)
+    except RuntimeError:
+        pass
+    return sorted(processes_of_uids(set(uids)))
 
 
 class SandboxProcess:

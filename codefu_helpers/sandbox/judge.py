@@ -210,7 +210,8 @@ class Judge:
     isolation: "bwrap" (bubblewrap namespaces; raises SandboxUnavailableError when it cannot work; as root
         without the needed capabilities, the sandboxes run as `nobody` in user namespaces), "container" (no
         namespaces: a uid per worker, seccomp, Landlock; needs root), "auto" (bwrap, else -- as root, when
-        bubblewrap is installed but cannot create namespaces -- container, announced loudly) or "none"
+        bubblewrap is installed but cannot start a sandbox, as where namespaces are refused -- container,
+        announced loudly) or "none"
         (explicit, loud opt-in to running programs unisolated as the current user). `isolation` afterwards holds
         the tier in use, `info()` the details.
     time_multipliers: per-language factors on the problem's time limit, default TIME_MULTIPLIERS.
@@ -304,7 +305,7 @@ class Judge:
             raise SandboxUnavailableError(tried + hint) from None
         # Namespaces are refused altogether (Docker's default seccomp profile): the container tier needs none.
         self.mode, self._run_as, self.cache_root = "container", None, cache_root
-        self.isolation_reason = f"bubblewrap cannot create namespaces here ({_bwrap_reason(errors[-1][1])})"
+        self.isolation_reason = f"bubblewrap cannot start a sandbox here ({_bwrap_reason(errors[-1][1])})"
         try:
             self._start_workers(workers)
         except SandboxUnavailableError as error:
