@@ -99,6 +99,10 @@ def test_render_rewrites_the_config_for_the_container(rendered):
     assert job.tracking.uri.startswith("arn:aws:sagemaker:")
     uploaded = {u["s3"].rsplit("/", 2)[-2] for u in plan.uploads}
     assert {"train", "test", "config"} <= uploaded
+    assert any(u["s3"].endswith("/input/code") for u in plan.uploads)
+    code = Path(plan.source_dir)
+    assert (code / "codefu_helpers" / "launch" / "entrypoint.py").exists() and (code / "configs").is_dir()
+    assert "verl==0.9.1" in (code / "requirements.txt").read_text().splitlines()  # the stock DLC installs it
 
 
 def test_native_engine_renders_but_names_what_would_stop_it(python_split, no_credentials, tmp_path):

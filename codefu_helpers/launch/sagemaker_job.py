@@ -95,6 +95,7 @@ class LaunchPlan:
     job_config: ExperimentConfig            # the config the job's hosts read
     blockers: list[str]                     # why the job would fail at start (submit refuses while any)
     command: str = ""                       # what every host runs (the SDK's driver runs it after setup)
+    source_dir: str = ""                    # the staged `code` channel: this package, configs/, requirements.txt
     submitted: bool = False
     job_name: str | None = None
     trainer: Any = None                     # the sagemaker.train.ModelTrainer
@@ -204,15 +205,21 @@ def job_config(cfg: ExperimentConfig, launch_cfg: LaunchConfig) -> ExperimentCon
     return cfg.with_overrides(overrides).validate()
 
 
-def _stage_source(dest: Path) -> Path:
-    """This package and configs/ as the job's source directory (the `code` channel)."""
+VERL_REQUIREMENT = "verl==0.9.1"  # the version the renderer and its tests target
+
+
+def _stage_source(dest: Path, engine: str) -> Path:
+    """This package and configs/ as the job's source directory (the `code` channel), with the requirements the
+    stock DLC installs at start (verl too for trainer.engine=verl)."""
     src = dest / "source"
     shutil.rmtree(src, ignore_errors=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
     shutil.copytree(ROOT / "codefu_helpers", src / "codefu_helpers", ignore=ignore)
     shutil.copytree(ROOT / "configs", src / "configs", ignore=ignore)
-    requirements = ROOT / "docker" / "requirements-job.txt"
-    shutil.copy(requirements, src / "requirements.txt")
+    requirements = (ROOT / "docker" / "requirements-job.txt").read_text()
+    if engine == "verl":
+        requirements += f"{VERL_REQUIREMENT}\n"
+    (src / "requirements.txt").write_text(requirements)
     return src
 
 
@@ -341,7 +348,7 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
     environment = {**_base_environment(lc, itype), **lc.environment}
     if lc.mlflow_tracking_uri:
         environment["MLFLOW_TRACKING_URI"] = lc.mlflow_tracking_uri
-    source = SourceCode(source_dir=str(_stage_source(work)), requirements=None if lc.image else "requirements.txt",
+    source = SourceCode(source_dir=str(_stage_source(work, jcfg.trainer.engine)), requirements=None if lc.image else "requirements.txt",
                         command=f"python -m codefu_helpers.launch.entrypoint --config {CONTAINER['input']}/config/"
                                 f"config.yaml --join-timeout {lc.join_timeout_seconds}")
     max_run = int(lc.max_run_hours * 3600)
@@ -393,7 +400,7 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
     cost["max_run_hours"] = cost.pop("hours")
     cost["per_run_at_max_run"] = cost.pop("per_run")
     plan = LaunchPlan(request={}, uploads=uploads, cost=cost, job_config=jcfg, blockers=blockers, trainer=trainer,
-                      command=command)
+                      command=command, source_dir=source.source_dir)
     if not submit:
         plan.request = _jsonable(request)
         plan.job_name = plan.request.get("TrainingJobName")
