@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--model", default=SMOLLM2_URI, help=f"HF id or directory, tiny://qwen2 or {SMOLLM2_URI}")
     parser.add_argument("--n", type=int, default=8, help="samples per prompt")
     parser.add_argument("--max-new-tokens", type=int, default=256)
-    parser.add_argument("--prompts", type=int, default=8, help="how many of the bundled problems' prompts")
+    parser.add_argument("--prompts", type=int, default=4, help="how many of the bundled problems' prompts")
     parser.add_argument("--dataset", default=str(ROOT / "data" / "sample"))
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads for both engines (1: the trainer's CPU setting beside the judge)")

@@ -17,9 +17,10 @@ pytestmark = pytest.mark.slow
 EXACT = 1e-3  # issue 9: the largest |vLLM - trainer| log-prob difference on CPU float32
 
 
-def train(out, *overrides):
+def train(out, flags, overrides):
     cmd = [sys.executable, "-m", "codefu_helpers.train", "--config", str(ROOT / "configs" / "ci_tiny.yaml"),
-           "--output-dir", str(out), "--set", "rollout.backend=vllm", "rollout.cpu_kv_cache_gb=0.25", *overrides]
+           "--output-dir", str(out), *flags, "--set", "rollout.backend=vllm", "rollout.cpu_kv_cache_gb=0.25",
+           *overrides]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1200)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout
@@ -27,11 +28,11 @@ def train(out, *overrides):
 
 def test_cli_trains_with_vllm_exact_every_step_and_after_a_resume(tmp_path, easy_python_rows, warm_model_dir):
     _, train_path = easy_python_rows
-    overrides = [f"model.path={warm_model_dir}", f"data.train_path={train_path}", "data.val_path=null",
+    overrides = [f"model.path={warm_model_dir}", f"data.train_path={train_path}", "data.val_path=null", "trainer.test_freq=0",
                  "trainer.total_steps=3", "optim.lr=0.0002", "tracking.backend=none"]
-    first = train(tmp_path, "--stop-after-step", "2", *overrides)
+    first = train(tmp_path, ["--stop-after-step", "2"], overrides)
     assert "vllm rollout engine started in" in first and "step 2/3" in first
-    second = train(tmp_path, "--resume", *overrides)
+    second = train(tmp_path, ["--resume"], overrides)
     assert "resumed from" in second and "step 3/3" in second
     metrics = read_metrics(tmp_path)
     assert [m["step"] for m in metrics] == [1, 2, 3]
@@ -55,7 +56,7 @@ def trainer(easy_python_rows, warm_model_dir, tmp_path_factory):
     rows, _ = easy_python_rows
     cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "ci_tiny.yaml").with_overrides({
         "model.path": str(warm_model_dir), "rollout.backend": "vllm", "rollout.cpu_kv_cache_gb": 0.25,
-        "optim.lr": 5e-4, "algorithm.use_kl_loss": False, "trainer.total_steps": 4, "data.val_path": None,
+        "optim.lr": 5e-4, "algorithm.use_kl_loss": False, "trainer.total_steps": 4, "data.val_path": None, "trainer.test_freq": 0,
         "tracking.backend": "none"}).validate()
     trainer = GRPOTrainer(cfg, rows, tmp_path_factory.mktemp("vllm_trainer"), compute_score=_reward_by_length)
     yield trainer
