@@ -1,0 +1,431 @@
+"""The controller's side of the workers: the data-parallel split and merge, written once, over one or N workers.
+
+`WorkerGroup` turns each phase of a GRPO step into one call per worker with that worker's share, and merges the
+answers: prompts are split evenly for generation; samples are dealt by token count (`batching`) for log-probs
+and for each mini-batch of the update, with the same number of micro-batches on every worker. Two subclasses say
+how a call reaches a worker:
+
+- `LocalWorkerGroup`: one `Worker` in this process, called directly (no Ray, no process group): the one-process
+  trainer is this case.
+- `RayWorkerGroup`: `trainer.nnodes x trainer.gpus_per_node` Ray actors in one placement group (a bundle per device;
+  on CPU, per worker process), a process group across them, and a `RayJudgePool` with an actor per node. Ray starts
+  locally unless a cluster is there to join (`trainer.nnodes > 1`, or $RAY_ADDRESS). A failing worker stops the
+  run at once: the call raises `WorkerError` with the worker's own error, and every worker is killed.
+
+Each call is timed twice, on the controller (wall) and in the slowest worker (busy); their difference is what the
+orchestration cost (`take_timing`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..rollout import Group, SamplingParams
+from .batching import balance_by_tokens, equal_counts, micro_batches, sample_tokens
+from .judge import LocalJudgePool, RayJudgePool, pool_size
+from .worker import Worker
+
+PLACEMENT_TIMEOUT_S = 120  # waiting longer for devices means the cluster does not have them
+RANK_SEED_STRIDE = 1_000_000_007  # worker r samples with seed + r * stride: distinct streams, rank 0 unchanged
+
+
+class WorkerError(RuntimeError):
+    """A worker failed; the message names the worker and carries its error."""
+
+
+class WorkerGroup:
+    world_size: int = 1
+    ray_nodes: int | None = None  # Ray nodes of the cluster (None without Ray)
+    backend: str = "hf"           # the workers' rollout engine
+    tokenizer = None              # the policy's tokenizer, on the controller
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.timing = {"wall": 0.0, "busy": 0.0}
+
+    def _run(self, method: str, args: list[tuple], kwargs: list[dict] | None = None) -> list:
+        """Calls `method` on every worker (worker r gets args[r], kwargs[r]); returns the results by rank."""
+        raise NotImplementedError
+
+    def _record(self, wall: float, busy: list[float]) -> None:
+        self.timing["wall"] += wall
+        self.timing["busy"] += max(busy)
+
+    def take_timing(self) -> dict[str, float]:
+        """Wall and slowest-worker seconds of the calls since the last take."""
+        out, self.timing = self.timing, {"wall": 0.0, "busy": 0.0}
+        return out
+
+    # -- the phases of a step --------------------------------------------------------------------------
+
+    def generate(self, rows: list[dict], n: int, params: SamplingParams) -> tuple[list[Group], list]:
+        """Prompts split evenly over the workers; returns (one Group per row, [(row index, sample, judge handle)])."""
+        shares = [list(s) for s in np.array_split(np.arange(len(rows)), self.world_size)]
+        answers = self._run("generate", [
+            ([rows[i]["prompt"] for i in share], [rows[i] for i in share], n,
+             dataclasses.replace(params, seed=params.seed + rank * RANK_SEED_STRIDE))
+            for rank, share in enumerate(shares)])
+        groups, judged = [None] * len(rows), []
+        for share, (rank_groups, rank_judged) in zip(shares, answers):
+            for group in rank_groups:
+                group.prompt_index = share[group.prompt_index]
+                groups[group.prompt_index] = group
+            judged += [(share[i], sample, handle) for i, sample, handle in rank_judged]
+        return groups, judged
+
+    def _split(self, samples: list, items: list[int]) -> list[list[list[int]]]:
+        """items dealt to the workers by tokens, each share cut into micro-batches, equal counts everywhere."""
+        alg = self.cfg.algorithm
+        tokens = {i: sample_tokens(len(samples[i].prompt_ids), len(samples[i].response_ids)) for i in items}
+        shares = balance_by_tokens(items, [tokens[i] for i in items], self.world_size)
+        return equal_counts([micro_batches(share, [tokens[i] for i in share], alg.ppo_micro_batch_size,
+                                           alg.ppo_max_token_len_per_gpu) for share in shares])
+
+    def log_probs(self, samples: list) -> tuple[list, list]:
+        """(old, reference or None) log-prob tensors (R_i,) per sample, computed where the samples were dealt."""
+        plan = self._split(samples, list(range(len(samples))))
+        answers = self._run("log_probs", [([[samples[i] for i in mb] for mb in micro],) for micro in plan])
+        old, ref = [None] * len(samples), [None] * len(samples)
+        for micro, answer in zip(plan, answers):
+            for mb, values in zip(micro, answer):
+                for i, (o, r) in zip(mb, values):
+                    old[i], ref[i] = o, r
+        return old, ref
+
+    def update(self, items: dict[int, dict], mini_batch: list[int], normalisers: dict[str, int]) -> dict:
+        """One optimizer update on mini-batch `mini_batch` (keys of `items`: {sample, keep, advantage, old, ref}).
+        Returns {"micro": [(metrics, tokens)] over all workers, "grad_norm", "lr", "finite"}; the summed loss
+        terms are divided by the worker count, which each worker's loss was scaled by (grpo.aggregate_loss)."""
+        from ..trainer import SUMMED_LOSS_METRICS
+
+        samples = {i: it["sample"] for i, it in items.items()}
+        plan = self._split(samples, mini_batch)
+        answers = self._run("update", [([[items[i] for i in mb] for mb in micro], normalisers) for micro in plan])
+        micro = [({k: v / self.world_size if k in SUMMED_LOSS_METRICS else v for k, v in m.items()}, tokens)
+                 for answer in answers for m, tokens in answer["micro"]]
+        first = answers[0]
+        return {"micro": micro, "grad_norm": first["grad_norm"], "lr": first["lr"], "finite": first["finite"]}
+
+    def sync_weights(self) -> float:
+        return max(self._run("sync_weights", [()] * self.world_size))
+
+    def validate(self, rows: list[dict], n: int, params: SamplingParams) -> dict:
+        """`trainer.pass_rate` over the validation rows, split over the workers and merged (a mean over problems)."""
+        shares = [list(s) for s in np.array_split(np.arange(len(rows)), self.world_size)]
+        answers = self._run("validate", [([rows[i] for i in share], n,
+                                          dataclasses.replace(params, seed=params.seed + rank * RANK_SEED_STRIDE))
+                                         for rank, share in enumerate(shares)])
+        if self.world_size == 1:
+            return answers[0]
+        counted = [a for a in answers if a["problems"] and not np.isnan(a["pass_rate"])]
+        problems = sum(a["problems"] for a in counted)
+        merged = {"pass_rate": sum(a["pass_rate"] * a["problems"] for a in counted) / problems if problems else np.nan,
+                  "problems": sum(a["problems"] for a in answers)}
+        for key in ("samples", "judge_errors", "solved_samples"):
+            merged[key] = sum(a.get(key, 0) for a in answers)
+        return merged
+
+    def all_gather_seconds(self) -> float:
+        """Seconds one gathering of the whole sharded model takes (the slowest worker); 0 with one worker."""
+        return max(self._run("all_gather_seconds", [()] * self.world_size))
+
+    def save(self, path: Path) -> None:
+        self._run("save", [(str(path),)] * self.world_size)
+
+    def load(self, path: Path) -> None:
+        self._run("load", [(str(path),)] * self.world_size)
+
+    def export(self, path: Path) -> None:
+        self._run("export", [(str(path),)] * self.world_size)
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class LocalWorkerGroup(WorkerGroup):
+    """One worker in this process, called directly (see the module docstring)."""
+
+    def __init__(self, cfg, start_model: str, *, compute_score: Callable | None = None, total_updates: int = 1,
+                 model=None, tokenizer=None):
+        super().__init__(cfg)
+        if compute_score is None:
+            from ..reward import compute_score
+        self.judge = LocalJudgePool(compute_score, pool_size(cfg.reward.num_workers, 1), cfg.reward.mode)
+        self.worker = Worker(cfg)
+        self.backend = self.worker.start(start_model, judge=self.judge, model=model, tokenizer=tokenizer,
+                                         total_updates=total_updates)
+        self.tokenizer = self.worker.tokenizer
+
+    def _run(self, method, args, kwargs=None):
+        start = time.perf_counter()
+        busy, result = self.worker.call(method, *args[0], **(kwargs[0] if kwargs else {}))
+        self._record(time.perf_counter() - start, [busy])
+        return [result]
+
+    def close(self) -> None:
+        self.worker.close()
+        self.judge.close()
+
+
+class RayWorkerGroup(WorkerGroup):
+    """trainer.nnodes x trainer.gpus_per_node Ray actors (see the module docstring)."""
+
+    def __init__(self, cfg, start_model: str, *, compute_score: Callable | None = None, total_updates: int = 1):
+        import ray
+        from ray.util.placement_group import placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        super().__init__(cfg)
+        self.world_size = cfg.trainer.nnodes * cfg.trainer.gpus_per_node
+        self.actors, self.pg, self.judge, self.head = [], None, None, None
+        self.head = init_ray(cfg)
+        try:
+            gpu = cfg.model.resolved_device().startswith("cuda")
+            bundle = {"CPU": 1, "GPU": 1} if gpu else {"CPU": 1}
+            self.pg = placement_group([bundle] * self.world_size, strategy="PACK")
+            try:
+                ray.get(self.pg.ready(), timeout=PLACEMENT_TIMEOUT_S)
+            except ray.exceptions.GetTimeoutError:
+                raise WorkerError(
+                    f"Ray could not place {self.world_size} workers (trainer.nnodes={cfg.trainer.nnodes} x "
+                    f"trainer.gpus_per_node={cfg.trainer.gpus_per_node}) of {bundle} each within "
+                    f"{PLACEMENT_TIMEOUT_S}s; the cluster has {ray.cluster_resources()}. Lower trainer.gpus_per_node"
+                    " or trainer.nnodes, or add nodes") from None
+            remote = ray.remote(Worker)
+            self.actors = [remote.options(
+                num_cpus=1, num_gpus=1 if gpu else 0,
+                scheduling_strategy=PlacementGroupSchedulingStrategy(self.pg, placement_group_bundle_index=i),
+            ).remote(cfg.to_dict()) for i in range(self.world_size)]
+            infos = self._run("node_info", [()] * self.world_size)
+            # ranks: the controller's node first (rank 0 writes the final model there), each node's ranks together
+            here = ray.get_runtime_context().get_node_id()
+            order = sorted(range(self.world_size), key=lambda i: (infos[i]["node_id"] != here, infos[i]["node_id"], i))
+            self.actors, infos = [self.actors[i] for i in order], [infos[i] for i in order]
+            per_node: dict[str, int] = {}
+            for info in infos:
+                per_node[info["node_id"]] = per_node.get(info["node_id"], 0) + 1
+            if cfg.trainer.nnodes > 1 and sorted(per_node.values()) != [cfg.trainer.gpus_per_node] * cfg.trainer.nnodes:
+                raise WorkerError(f"trainer.nnodes={cfg.trainer.nnodes} x trainer.gpus_per_node="
+                                  f"{cfg.trainer.gpus_per_node} needs {cfg.trainer.gpus_per_node} workers on each of "
+                                  f"{cfg.trainer.nnodes} nodes, but Ray placed them {sorted(per_node.values())}")
+            self.ray_nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+            self.judge = RayJudgePool(compute_score, cfg.reward.mode, cfg.reward.num_workers, per_node)
+            # one node: the rendezvous stays on loopback
+            master = ("127.0.0.1" if len(per_node) == 1 else infos[0]["ip"], infos[0]["port"])
+            self.backend = self._run("start", [(start_model,)] * self.world_size, [
+                dict(rank=r, world_size=self.world_size, nnodes=cfg.trainer.nnodes, master=master,
+                     judge=self.judge.client(infos[r]["node_id"]), total_updates=total_updates)
+                for r in range(self.world_size)])[0]
+            self.tokenizer = _tokenizer(start_model)
+        except BaseException:
+            self.close()
+            raise
+
+    def _run(self, method, args, kwargs=None):
+        import ray
+
+        start = time.perf_counter()
+        kwargs = kwargs or [{}] * len(self.actors)
+        refs = [actor.call.remote(method, *a, **k) for actor, a, k in zip(self.actors, args, kwargs)]
+        rank_of = {ref: rank for rank, ref in enumerate(refs)}
+        pending = list(refs)
+        while pending:  # the first failure stops everything: the others may be waiting for it in a collective
+            done, pending = ray.wait(pending, num_returns=1)
+            try:
+                ray.get(done[0])
+            except Exception as exc:  # noqa: BLE001 - re-raised with the worker named
+                cause = getattr(exc, "cause", None) or exc
+                self.close()
+                raise WorkerError(f"worker {rank_of[done[0]]} of {len(refs)} failed in {method}: "
+                                  f"{type(cause).__name__}: {cause}") from exc
+        answers = ray.get(refs)
+        self._record(time.perf_counter() - start, [busy for busy, _ in answers])
+        return [result for _, result in answers]
+
+    def close(self) -> None:
+        """Kills the workers and judge actors, and stops Ray if this group started it. Safe to call twice."""
+        import ray
+
+        if ray.is_initialized():
+            for actor in self.actors:
+                ray.kill(actor)
+            if self.judge is not None:
+                self.judge.close()
+            if self.pg is not None:
+                from ray.util.placement_group import remove_placement_group
+
+                remove_placement_group(self.pg)
+        self.actors, self.judge, self.pg = [], None, None
+        if self.head is not None:
+            self.head.stop()
+            self.head = None
+
+
+def init_ray(cfg):
+    """Joins the running cluster (trainer.nnodes > 1, or $RAY_ADDRESS set) or starts a local Ray head of our own
+    (`LocalRayHead`); prints the dashboard address. Returns the head this call started (None when it joined)."""
+    import ray
+
+    if ray.is_initialized():
+        return None
+    head = None
+    if cfg.trainer.nnodes > 1 or os.environ.get("RAY_ADDRESS"):
+        context = ray.init(address=os.environ.get("RAY_ADDRESS", "auto"))
+        url = getattr(context, "dashboard_url", None)
+    else:
+        head = LocalRayHead(num_cpus=max(os.cpu_count() or 1, cfg.trainer.nnodes * cfg.trainer.gpus_per_node))
+        url = head.dashboard_url
+    print(f"Ray dashboard: http://{url}" if url else "Ray dashboard: not running", flush=True)
+    return head
+
+
+class LocalRayHead:
+    """A Ray head on this machine for one run: `ray start --head --block` in a child process (its own process group),
+    then `ray.init` on it. Its ports are picked free here and its session lives in its own folder
+    ($CODEFU_RAY_TMPDIR, default <tmp>/codefu_ray), so it never meets another Ray on the machine; `stop()` ends
+    this head's process group and nothing else (never `ray stop`, which would end every Ray on the machine).
+
+    The raylet gives its Python agents some 30 s to start and aborts when they are late, which a busy machine
+    makes happen: the head is a session of its own, and Linux shares the CPU fairly between sessions (autogroups),
+    so among many busy sessions the agents' imports crawl. Where allowed (root) the head's session therefore starts
+    at a raised priority (`START_NICE`) that is put back to normal once the head is up, before any worker exists;
+    a failed start is retried without the dashboard, whose module processes compete with the agents (said on
+    stdout). $CODEFU_RAY_DASHBOARD=0 skips the dashboard from the start."""
+
+    START_NICE = -10
+    # token authentication reads one token file per user (~/.ray), which another Ray on the machine may own: a
+    # loopback head of our own goes without, like Ray before tokens
+    ENV = {"RAY_AUTH_MODE": "disabled"}
+    ATTEMPTS = 3
+    START_TIMEOUT_S = 240
+    STARTED = "Ray runtime started"
+
+    def __init__(self, num_cpus: int):
+        import ray
+
+        temp_dir = Path(os.environ.get("CODEFU_RAY_TMPDIR") or os.path.join(tempfile.gettempdir(), "codefu_ray"))
+        temp_dir.mkdir(parents=True, exist_ok=True)
+        dashboard = os.environ.get("CODEFU_RAY_DASHBOARD", "1") != "0"
+        self.process = None
+        for attempt in range(1, self.ATTEMPTS + 1):
+            dashboard = dashboard and attempt == 1
+            gcs, dashboard_port, metrics, client, agent_grpc, agent_http, runtime_env = _free_ports(7)
+            self.log = temp_dir / f"head_{gcs}.log"
+            command = [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--block",
+                       "--disable-usage-stats", "--no-monitor", "--node-ip-address=127.0.0.1", f"--port={gcs}",
+                       f"--num-cpus={num_cpus}", f"--temp-dir={temp_dir}", f"--metrics-export-port={metrics}",
+                       f"--ray-client-server-port={client}", f"--include-dashboard={str(dashboard).lower()}",
+                       "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard_port}",
+                       # given ports, not 0: the raylet then need not wait for its agents to report theirs
+                       f"--dashboard-agent-grpc-port={agent_grpc}", f"--dashboard-agent-listen-port={agent_http}",
+                       f"--runtime-env-agent-port={runtime_env}"]
+            with self.log.open("w") as log:
+                self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                                preexec_fn=lambda: _session_nice("self", self.START_NICE),
+                                                env={**os.environ, **self.ENV})
+            if self._started():
+                _session_nice(str(self.process.pid), 0)
+                break
+            self._stop_process()
+            if attempt == self.ATTEMPTS:
+                raise WorkerError(f"a local Ray head did not start in {self.ATTEMPTS} attempts; the last log is "
+                                  f"{self.log}:\n{self.log.read_text()[-2000:]}")
+            print(f"Ray did not start (attempt {attempt}, log {self.log}); retrying without the dashboard", flush=True)
+        self.dashboard_url = f"127.0.0.1:{dashboard_port}" if dashboard else None
+        os.environ.update(self.ENV)  # the driver (this process) and the workers it starts
+        try:
+            ray.init(address=f"127.0.0.1:{gcs}", configure_logging=False)
+        except BaseException:
+            self._stop_process()
+            raise
+
+    def _started(self) -> bool:
+        deadline = time.monotonic() + self.START_TIMEOUT_S
+        while time.monotonic() < deadline and self.process.poll() is None:
+            if self.STARTED in self.log.read_text(errors="replace"):
+                return True
+            time.sleep(0.5)
+        return False
+
+    def _stop_process(self) -> None:
+        if self.process is None or self.process.poll() is not None and not _group_alive(self.process.pid):
+            return
+        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(self.process.pid, sig)  # the head leads its own process group: this head, nothing else
+            except ProcessLookupError:
+                break
+            try:
+                self.process.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def stop(self) -> None:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        self._stop_process()
+
+
+def _session_nice(pid: str, nice: int) -> None:
+    """Sets the scheduling priority of process `pid`'s session (its autogroup), where the kernel lets us."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as f:
+            f.write(str(nice))
+    except OSError:  # no autogroups, or not root: the head starts at normal priority
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:  # held open together, so the ports are distinct
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _tokenizer(path: str):
+    from transformers import AutoTokenizer
+
+    from ..tiny_model import resolve_model_path
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(path))
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def build_worker_group(cfg, start_model: str, *, compute_score: Callable | None = None, total_updates: int = 1,
+                       model=None, tokenizer=None) -> WorkerGroup:
+    """LocalWorkerGroup for one worker, else RayWorkerGroup (whose workers load `start_model` themselves)."""
+    if cfg.trainer.nnodes * cfg.trainer.gpus_per_node == 1:
+        return LocalWorkerGroup(cfg, start_model, compute_score=compute_score, total_updates=total_updates,
+                                model=model, tokenizer=tokenizer)
+    if model is not None:
+        raise ValueError(f"a model object was passed, but trainer.nnodes x trainer.gpus_per_node = "
+                         f"{cfg.trainer.nnodes * cfg.trainer.gpus_per_node} workers each load the model from "
+                         "model.path themselves: pass the path instead (start_model)")
+    return RayWorkerGroup(cfg, start_model, compute_score=compute_score, total_updates=total_updates)

@@ -1,0 +1,126 @@
+"""The judge pool: scores samples while generation goes on; in process (threads) or as one Ray actor per node.
+
+Both pools hand out a *handle* per submitted sample and turn handles into `trainer.Scored` results with
+`results(handles)`. A worker submits each sample the moment it exists (`RolloutEngine.generate`'s `on_sample`), so
+judging overlaps generation; the controller waits for the handles after generation.
+
+- `LocalJudgePool`: a thread pool calling `trainer.score_sample` in this process (the judge itself is the
+  process-wide sandboxed `codefu_helpers.sandbox` judge, whose fork servers run the programs).
+- `RayJudgePool`: one `JudgeActor` per Ray node (a threaded actor, `reward.num_workers` calls at a time), so reward
+  work spreads over every host; a worker submits to the actor on its own node. An actor that dies turns its
+  pending samples into judge errors, which are excluded from the update and counted, like any judge failure.
+
+`reward.num_workers` = 0 sizes each pool by the node's spare cores: its CPUs minus the training workers on it.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable
+
+from ..trainer import Scored, score_sample
+
+
+def pool_size(num_workers: int, training_workers_here: int, cpus: int | None = None) -> int:
+    """reward.num_workers, or (0) the cores this node has beyond its training workers, at least 1."""
+    if num_workers > 0:
+        return num_workers
+    return max(1, (cpus or os.cpu_count() or 1) - training_workers_here)
+
+
+class LocalJudgePool:
+    """Threads in this process; handles are `concurrent.futures.Future`s."""
+
+    def __init__(self, compute_score: Callable, size: int, reward_mode: str):
+        self.compute_score, self.reward_mode = compute_score, reward_mode
+        self.pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="judge")
+
+    def submit(self, text: str, row: dict) -> Future:
+        return self.pool.submit(score_sample, self.compute_score, text, row, self.reward_mode)
+
+    def results(self, handles: list) -> list[Scored]:
+        return [h.result() for h in handles]
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class JudgeActor:
+    """Body of the per-node Ray actor: `score` runs `trainer.score_sample` (threaded actor: concurrent calls)."""
+
+    def __init__(self, compute_score: Callable | None, reward_mode: str):
+        if compute_score is None:
+            from ..reward import compute_score
+        self.compute_score, self.reward_mode = compute_score, reward_mode
+
+    def score(self, text: str, row: dict) -> Scored:
+        return score_sample(self.compute_score, text, row, self.reward_mode)
+
+    def ping(self) -> str:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+
+
+class RayJudgeClient:
+    """What a worker holds: the judge actor of its node; handles are Ray object refs."""
+
+    def __init__(self, actor):
+        self.actor = actor
+        self._rows: dict[int, object] = {}  # id(row) -> object ref: a problem's tests are shipped once, not per sample
+
+    def submit(self, text: str, row: dict):
+        import ray
+
+        ref = self._rows.get(id(row))
+        if ref is None:
+            ref = self._rows[id(row)] = ray.put(row)
+        return self.actor.score.remote(text, ref)
+
+    def forget_rows(self) -> None:
+        self._rows.clear()
+
+
+class RayJudgePool:
+    """One JudgeActor per alive Ray node, pinned to it; `client(node_id)` for the workers of that node."""
+
+    def __init__(self, compute_score: Callable | None, reward_mode: str, num_workers: int,
+                 training_workers_per_node: dict[str, int]):
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        remote = ray.remote(JudgeActor)
+        self.actors = {}
+        for node in ray.nodes():
+            if not node.get("Alive"):
+                continue
+            node_id = node["NodeID"]
+            cpus = int(node.get("Resources", {}).get("CPU", 1))
+            size = pool_size(num_workers, training_workers_per_node.get(node_id, 0), cpus)
+            self.actors[node_id] = remote.options(
+                num_cpus=0, max_concurrency=size, name=None,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+            ).remote(compute_score, reward_mode)
+        ray.get([a.ping.remote() for a in self.actors.values()])
+
+    def client(self, node_id: str) -> RayJudgeClient:
+        return RayJudgeClient(self.actors[node_id])
+
+    def results(self, handles: list) -> list[Scored]:
+        import ray
+
+        out = []
+        for handle in handles:
+            try:
+                out.append(ray.get(handle))
+            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
+                out.append(Scored(0.0, False, True, "judge_error", {"error": f"judge actor lost: {exc}"}))
+        return out
+
+    def close(self) -> None:
+        import ray
+
+        for actor in self.actors.values():
+            ray.kill(actor)
+        self.actors = {}
