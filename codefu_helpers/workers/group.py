@@ -186,14 +186,23 @@ class RayWorkerGroup(WorkerGroup):
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
+        from ..tiny_model import resolve_model_path
+
         super().__init__(cfg)
         self.world_size = cfg.trainer.nnodes * cfg.trainer.gpus_per_node
-        self.actors, self.pg, self.judge, self.head = [], None, None, None
+        self.actors, self.pg, self.judge = [], None, None
+        # what every worker loads: built once here (tiny://), a local folder by its absolute path
+        start_model = resolve_model_path(start_model)
+        if Path(start_model).exists():
+            start_model = str(Path(start_model).resolve())
         self.head = init_ray(cfg)
         try:
             gpu = cfg.model.resolved_device().startswith("cuda")
             bundle = {"CPU": 1, "GPU": 1} if gpu else {"CPU": 1}
-            self.pg = placement_group([bundle] * self.world_size, strategy="PACK")
+            # PACK fills a node before the next (GPU nodes of gpus_per_node devices each fill exactly); one worker
+            # per node must be spread explicitly, or PACK would put them all on the first node with spare CPUs
+            spread = cfg.trainer.nnodes > 1 and cfg.trainer.gpus_per_node == 1
+            self.pg = placement_group([bundle] * self.world_size, strategy="STRICT_SPREAD" if spread else "PACK")
             try:
                 ray.get(self.pg.ready(), timeout=PLACEMENT_TIMEOUT_S)
             except ray.exceptions.GetTimeoutError:
@@ -361,7 +370,7 @@ class LocalRayHead:
     def _stop_process(self) -> None:
         if self.process is None or self.process.poll() is not None and not _group_alive(self.process.pid):
             return
-        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 10)):  # nothing of a finished run needs saving
             try:
                 os.killpg(self.process.pid, sig)  # the head leads its own process group: this head, nothing else
             except ProcessLookupError:
