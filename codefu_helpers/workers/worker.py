@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import copy
 import random
+import warnings
+from contextlib import contextmanager
 import socket
 import time
 from datetime import timedelta
@@ -197,7 +199,8 @@ class Worker:
         import torch.distributed.checkpoint as dcp
 
         path = Path(path)
-        dcp.save(self.policy.sharded_state(), checkpoint_id=path / "dcp")
+        with _one_process_is_fine():
+            dcp.save(self.policy.sharded_state(), checkpoint_id=path / "dcp")
         (path / "rng").mkdir(parents=True, exist_ok=True)
         torch.save({"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
                     "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
@@ -212,7 +215,8 @@ class Worker:
 
         path = Path(path)
         state = self.policy.sharded_state()
-        dcp.load(state, checkpoint_id=path / "dcp")
+        with _one_process_is_fine():
+            dcp.load(state, checkpoint_id=path / "dcp")
         self.policy.load_sharded_state(state)
         self.policy.scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=False))
         rng_file = path / "rng" / f"rank_{self.rank:05d}.pt"
@@ -239,6 +243,14 @@ class Worker:
         close = getattr(self.engine, "close", None)
         if close is not None:
             close()
+
+
+@contextmanager
+def _one_process_is_fine():
+    """torch.distributed.checkpoint warns when it runs without a process group; a one-worker run has none."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torch.distributed is disabled, unavailable or uninitialized")
+        yield
 
 
 def _stack(rows: list[torch.Tensor], width: int, count: int) -> torch.Tensor:
