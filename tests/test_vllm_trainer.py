@@ -99,3 +99,17 @@ def test_scaling_advantages_weights_the_policy_loss_token_by_token():
                                         total_tokens=1)
             return value
         torch.testing.assert_close(loss(adv[i:i + 1] * weight[i:i + 1]), weight[i, 0] * loss(adv[i:i + 1]))
+
+
+def test_evaluation_cli_generates_with_vllm(tmp_path):
+    cmd = [sys.executable, "-m", "codefu_helpers.evaluate", "--dataset", "data/sample", "--language", "python",
+           "--model", "tiny://qwen2", "--n", "2", "--k", "1", "--max-new-tokens", "16", "--max-problems", "2",
+           "--backend", "vllm", "--no-progress", "--bootstrap", "10", "--output-dir", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import pandas as pd
+
+    samples = pd.read_parquet(tmp_path / "samples.parquet")
+    assert len(samples) == 4 and samples["problem_id"].nunique() == 2
+    assert set(samples["finish_reason"]) <= {"stop", "length"} and samples["length"].max() <= 16
+    assert samples["judge_error"].sum() == 0
