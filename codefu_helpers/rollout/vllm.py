@@ -24,6 +24,8 @@ Key ideas
   log-probs. With top_p < 1 or top_k > 0 they describe the truncated distribution actually sampled, which the
   trainer's full-softmax log-probs do not: the logged difference then includes that gap.
 
+Weight sync needs `tensor_parallel_size=1`, one engine per training process (with more ranks vLLM's workers live in
+other processes); larger values serve evaluation through `from_pretrained`.
 Samples are returned after the whole batch is generated (`LLM.generate` is blocking), then handed to `on_sample`.
 Prompts that leave no room in the engine's context (`max_model_len`) are skipped and counted like prompts over
 `max_prompt_tokens`. A failed start raises `EngineStartError` naming the cause; falling back to HF is the
@@ -65,6 +67,9 @@ class VLLMRollout:
                  tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float | None = None,
                  seed: int = 0, bucket_mb: int = 256, enforce_eager: bool | None = None):
         """Start an engine on `model`'s architecture and dtype, then load `model`'s weights into it."""
+        if tensor_parallel_size != 1:
+            raise ValueError(f"tensor_parallel_size={tensor_parallel_size}: an engine fed by a training process is "
+                             "synced in process, which needs tensor_parallel_size=1 (rollout.tensor_parallel_size)")
         parameter = next(model.parameters())
         staging = Path(tempfile.mkdtemp(prefix="codefu-vllm-"))
         try:
@@ -118,6 +123,7 @@ class VLLMRollout:
         self.bucket_bytes = bucket_mb << 20
         self.sleep_mode = enable_sleep_mode
         self.asleep = False
+        self.tensor_parallel_size = tensor_parallel_size
         self.last_sync_seconds = float("nan")
         on_cpu = self.device.type == "cpu"
         if enable_sleep_mode and on_cpu:
@@ -164,6 +170,11 @@ class VLLMRollout:
 
     def sync_weights(self, model: torch.nn.Module) -> None:
         """Load `model`'s current weights into the engine (woken first if it sleeps); sets last_sync_seconds."""
+        if self.tensor_parallel_size != 1:
+            # with several ranks vLLM runs its workers in other processes, which a generator of tensors cannot reach
+            raise NotImplementedError(f"weight sync into an engine with tensor_parallel_size={self.tensor_parallel_size}"
+                                      " is not implemented: train with rollout.tensor_parallel_size=1 (one engine per "
+                                      "training process); larger values serve evaluation from a checkpoint")
         start = time.perf_counter()
         if self.asleep:
             self.llm.wake_up(tags=["weights"])
