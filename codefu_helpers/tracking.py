@@ -34,11 +34,14 @@ class RunLogger:
 
     def __init__(self, output_dir: str | Path, experiment: str = "codefu-grpo", tracking_uri: str | None = None,
                  run_name: str | None = None, params: dict[str, Any] | None = None, resume_from_step: int | None = None,
-                 mlflow_run_id: str | None = None, console: bool = True):
+                 mlflow_run_id: str | None = None, console: bool = True, metadata: dict[str, Any] | None = None):
+        """metadata: facts about the whole run (e.g. the judge's isolation tier), written into every metrics.jsonl
+        row and set as MLflow tags."""
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.metrics_path = self.output_dir / "metrics.jsonl"
         self.console = console
+        self.metadata = dict(metadata or {})
         if resume_from_step is not None:
             self._truncate_after(resume_from_step)
         elif self.metrics_path.exists():
@@ -48,6 +51,8 @@ class RunLogger:
         uri = tracking_uri or f"sqlite:///{(self.output_dir / 'mlflow.db').resolve()}"
         if uri != "none":
             self._start_mlflow(uri, experiment, run_name, params, mlflow_run_id)
+            if self.metadata:
+                self.mlflow.set_tags({k: str(v) for k, v in self.metadata.items()})
 
     def _start_mlflow(self, uri, experiment, run_name, params, run_id) -> None:
         if uri.startswith("arn:aws:sagemaker"):
@@ -76,7 +81,7 @@ class RunLogger:
         self.metrics_path.write_text("".join(line + "\n" for line in kept))
 
     def log(self, step: int, total_steps: int, metrics: dict[str, Any]) -> None:
-        record = {"step": step, **{k: _plain(v) for k, v in metrics.items()}}
+        record = {"step": step, **{k: _plain(v) for k, v in metrics.items()}, **self.metadata}
         with self.metrics_path.open("a") as fh:
             fh.write(json.dumps(record) + "\n")
         if self.console:

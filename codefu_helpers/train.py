@@ -57,26 +57,40 @@ def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None
         raise SystemExit(str(exc)) from None
     output_dir.mkdir(parents=True, exist_ok=True)
     cfg.to_yaml(output_dir / "config.yaml")
+    judge = judge_metadata()
     print(f"training on {len(data.rows)} problems from {cfg.data.train_path}"
           + (f", validating on {len(data.val_rows)} from {cfg.data.val_path}" if data.val_rows else "")
           + f"; GRPO starts from {data.start_model}", flush=True)
     trainer = GRPOTrainer(cfg, data.rows, output_dir, val_rows=data.val_rows, start_model=data.start_model)
-    start = trainer.resume() if (resume or cfg.checkpoint.resume) else 0
-    if cfg.tracking.backend == "mlflow":
-        logger = RunLogger(output_dir, experiment=cfg.tracking.experiment, tracking_uri=cfg.tracking_uri(),
-                           run_name=cfg.tracking.run_name or cfg.name, params=cfg.to_dict(),
-                           resume_from_step=start if start else None,
-                           mlflow_run_id=trainer.resumed_run_id if start else None)
-    else:
-        logger = RunLogger(output_dir, tracking_uri="none", resume_from_step=start if start else None)
-    trainer.logger = logger
-    status = "FAILED"
+    logger, status = None, "FAILED"
     try:
+        start = trainer.resume() if (resume or cfg.checkpoint.resume) else 0
+        if cfg.tracking.backend == "mlflow":
+            logger = RunLogger(output_dir, experiment=cfg.tracking.experiment, tracking_uri=cfg.tracking_uri(),
+                               run_name=cfg.tracking.run_name or cfg.name, params=cfg.to_dict(),
+                               resume_from_step=start if start else None,
+                               mlflow_run_id=trainer.resumed_run_id if start else None, metadata=judge)
+        else:
+            logger = RunLogger(output_dir, tracking_uri="none", resume_from_step=start if start else None,
+                               metadata=judge)
+        trainer.logger = logger
         trainer.fit(start, stop_after_step=stop_after_step)
         status = "FINISHED"
     finally:
-        logger.close(status)
+        if logger is not None:
+            logger.close(status)
+        trainer.close()  # the workers, and the Ray they started
     return output_dir
+
+
+def judge_metadata() -> dict[str, str]:
+    """Starts this host's judge, prints how it isolates programs (the run's first line), and returns the tier for
+    every metrics row: a run never trains with a weaker sandbox than it says."""
+    from .sandbox import get_judge
+
+    info = get_judge().info()
+    print(info["isolation_line"], flush=True)
+    return {"judge_isolation": info["isolation"]}
 
 
 def dry_run(cfg: ExperimentConfig) -> None:

@@ -3,13 +3,19 @@
 One step, top to bottom (`GRPOTrainer.step`):
 
     1. take the next `train_batch_size` problems (a seeded permutation per epoch: the data position is the step)
-    2. rollout: n samples per prompt (HF generate here; vLLM behind the same interface)
+    2. rollout: n samples per prompt (rollout.backend: HF generate on the policy, or a vLLM engine in this process)
     3. reward: every sample through the sandboxed judge, concurrently, starting while generation goes on;
        samples whose judging failed are *excluded* (and counted), never trained on as reward 0
     4. advantages: group-relative (GRPO, or Dr.GRPO without the std)
     5. old (and reference) log-probs, then `ppo_epochs` passes over shuffled mini-batches, each split into
-       micro-batches whose gradients accumulate, clipped, one optimizer step per mini-batch
+       micro-batches whose gradients accumulate, clipped, one optimizer step per mini-batch; then the new weights
+       go to the rollout engine (vLLM: streamed in, and the next step's log-prob gap checks they arrived exactly)
     6. metrics (console line, metrics.jsonl, MLflow), checkpoint every `save_every` steps and at the end
+
+This loop is the controller. The model, its reference, the optimizer and the rollout engine live in the workers
+(`codefu_helpers.workers`): one worker in this process when trainer.nnodes x trainer.gpus_per_node = 1, else one
+Ray actor per device (CPU: per process) holding FSDP2 shards, with prompts and samples split over them. The loop
+is the same either way.
 
 Samples, log-probs and losses are laid out as (B, T): B samples, T response tokens (right-padded). Prompts are
 left-padded so that every response starts in the same column, which lets the log-prob pass compute logits for
@@ -20,12 +26,10 @@ the response positions only.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import random
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -36,8 +40,7 @@ from torch.utils.checkpoint import checkpoint
 
 from . import grpo
 from .config import check_native_trainer
-from .checkpoint import (TrainerState, latest_checkpoint, load_trainer_state, restore_optimizer_and_rng,
-                         save_checkpoint, save_hf_model)
+from .checkpoint import TrainerState, latest_checkpoint, load_trainer_state, write_checkpoint
 from .rollout import Group, HFRollout, Sample, SamplingParams
 
 
@@ -161,7 +164,7 @@ TRAINING_RECORD = "codefu_training.json"    # in the model folder: the problems 
 
 
 class GRPOTrainer:
-    """Owns the policy, the optional reference model, the optimizer, the rollout engine and the judge calls."""
+    """The controller: runs the loop over a `WorkerGroup` (policy, reference, optimizer, rollout engine, judge pool)."""
 
     def __init__(self, cfg, train_rows: list[dict], output_dir: str | Path, model=None, tokenizer=None,
                  compute_score: Callable | None = None, logger=None, val_rows: list[dict] | None = None,
@@ -182,31 +185,44 @@ class GRPOTrainer:
         self.start_model = start_model or cfg.model.path  # what GRPO starts from (after any warm start)
         self.output_dir = Path(output_dir)
         self.checkpoint_root = Path(cfg.checkpoint.dir) if cfg.checkpoint.dir else self.output_dir / "checkpoints"
-        self.device = torch.device(cfg.model.resolved_device())
         self.seed = cfg.trainer.seed
         torch.manual_seed(self.seed)
-        if model is None or tokenizer is None:
-            model, tokenizer = load_model_and_tokenizer(cfg.model, path=self.start_model)
-        self.model = model.to(self.device)
-        self.tokenizer = tokenizer
-        if tokenizer.pad_token_id is None:
-            tokenizer.pad_token = tokenizer.eos_token
-        self.ref_model = None
-        if cfg.algorithm.use_kl_loss:
-            self.ref_model = copy.deepcopy(self.model).eval().requires_grad_(False)
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay)
         self.total_steps = total_steps(cfg, len(train_rows))
         updates = self.total_steps * cfg.mini_batches_per_step * cfg.algorithm.ppo_epochs
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lr_lambda(cfg.optim.warmup_steps, cfg.optim.lr_schedule, updates))
-        self.rollout = HFRollout(self.model, tokenizer)
-        if compute_score is None:
-            from .reward import compute_score
-        self.compute_score = compute_score
+        from .workers import build_worker_group  # here: the workers package builds on this module
+
+        self.workers = build_worker_group(cfg, self.start_model, compute_score=compute_score, total_updates=updates,
+                                          model=model, tokenizer=tokenizer)
+        self.tokenizer = self.workers.tokenizer
         self.logger = logger
         self.step_done = 0  # optimizer steps completed (== training steps)
         self.resumed_run_id: str | None = None  # MLflow run of the checkpoint `resume` loaded
         self.last_step: dict[str, Any] = {}  # the latest step's samples, verdicts and advantages (for inspection)
+
+    @property
+    def model(self):
+        """The policy (an HF model) of a one-worker run; with more workers it exists only as their shards."""
+        return self._only_worker().policy.lm
+
+    @property
+    def ref_model(self):
+        reference = self._only_worker().policy.reference
+        return reference.lm if reference is not None else None
+
+    @property
+    def rollout(self):
+        return self._only_worker().engine
+
+    def _only_worker(self):
+        worker = getattr(self.workers, "worker", None)
+        if worker is None:
+            raise AttributeError(f"the model lives in {self.workers.world_size} Ray workers as FSDP2 shards; read the "
+                                 "exported model (<output_dir>/model) or a checkpoint's model/ folder instead")
+        return worker
+
+    def close(self) -> None:
+        """Stops the workers (and the Ray they started); the trainer cannot step afterwards."""
+        self.workers.close()
 
     # -- data ------------------------------------------------------------------------------------------
 
@@ -229,34 +245,36 @@ class GRPOTrainer:
         rows = self.batch_rows(step)
         params = sampling_params(cfg, seed=self.seed * 100_003 + step)
 
-        # 2 + 3: generate, and judge each chunk of samples as soon as it exists
-        futures: list[tuple[int, Sample, Future]] = []
-        with ThreadPoolExecutor(max_workers=max(1, cfg.reward.num_workers)) as pool:
-            def on_sample(group_index: int, sample: Sample) -> None:
-                row = rows[group_index]
-                futures.append((group_index, sample, pool.submit(
-                    score_sample, self.compute_score, sample.text, row, cfg.reward.mode)))
-
-            t0 = time.perf_counter()
-            groups = self.rollout.generate([r["prompt"] for r in rows], cfg.rollout.n, params, on_sample=on_sample)
-            t_generate = time.perf_counter() - t0
-            scored = [(g, s, f.result()) for g, s, f in futures]
+        # 2 + 3: each worker generates its share of the prompts; the judge scores each sample as soon as it exists
+        self.workers.take_timing()
+        t0 = time.perf_counter()
+        groups, judged = self.workers.generate(rows, cfg.rollout.n, params)
+        t_generate = time.perf_counter() - t0
+        results = self.workers.judge.results([handle for _, _, handle in judged])
         t_reward = time.perf_counter() - t0 - t_generate
 
-        samples = [s for _, s, _ in scored]
-        group_ids = [g for g, _, _ in scored]
-        results = [r for _, _, r in scored]
+        samples = [s for _, s, _ in judged]
+        group_ids = [g for g, _, _ in judged]
         keep = [0.0 if r.judge_error or not s.response_ids else 1.0 for s, r in zip(samples, results)]
         metrics = self._rollout_metrics(groups, samples, results)
         metrics["time_generate"] = t_generate
         metrics["time_reward_wait"] = t_reward
+        metrics["rollout_backend"] = self.workers.backend
         self.last_step = {"rows": rows, "samples": samples, "group_ids": group_ids, "results": results, "keep": keep}
 
         if samples and sum(keep) > 0:
             metrics.update(self._update(samples, group_ids, results, keep))
+            t0 = time.perf_counter()
+            self.workers.sync_weights()  # the next rollout samples from the updated policy (one HF worker: no-op)
+            metrics["time_weight_sync"] = time.perf_counter() - t0
         else:
             metrics["skipped_update"] = 1.0
         metrics["step_seconds"] = time.perf_counter() - start
+        timing = self.workers.take_timing()
+        metrics["time_orchestration"] = timing["wall"] - timing["busy"]  # worker calls beyond the slowest worker's work
+        metrics["world_size"] = self.workers.world_size
+        if (self.workers.ray_nodes or 1) > 1:
+            metrics["ray_nodes"] = self.workers.ray_nodes
         metrics["tokens_per_second"] = metrics["response_tokens"] / max(metrics["time_generate"], 1e-9)
         return metrics
 
@@ -291,25 +309,13 @@ class GRPOTrainer:
         labels = [g if k else f"excluded-{i}" for i, (g, k) in enumerate(zip(group_ids, keep))]
         advantages = grpo.group_advantages(rewards, labels, norm_by_std=alg.norm_adv_by_std,
                                            epsilon=alg.adv_epsilon)  # (B,)
-        pad = self.tokenizer.pad_token_id
-        micro = alg.ppo_micro_batch_size
-
-        # old (and reference) log-probs, in micro-batches, no grad
-        old, ref = [None] * len(samples), [None] * len(samples)
-        self.model.eval()
-        with torch.no_grad():
-            for lo in range(0, len(samples), micro):
-                batch = pack(samples[lo:lo + micro], pad, self.device)
-                lp, _ = response_log_probs(self.model, batch, cfg.rollout.temperature)
-                for j in range(lp.shape[0]):
-                    old[lo + j] = lp[j, :len(samples[lo + j].response_ids)]
-                if self.ref_model is not None:
-                    rlp, _ = response_log_probs(self.ref_model, batch, cfg.rollout.temperature)
-                    for j in range(rlp.shape[0]):
-                        ref[lo + j] = rlp[j, :len(samples[lo + j].response_ids)]
+        # old (and reference) log-probs, computed where the workers were dealt the samples
+        old, ref = self.workers.log_probs(samples)
         t_logprob = time.perf_counter() - t0
+        rollout_check, is_weights = self._rollout_log_prob_check(samples, old)
 
-        self.model.train()
+        items = {i: {"sample": s, "keep": keep[i], "advantage": float(advantages[i]), "old": old[i], "ref": ref[i],
+                     "is_weight": is_weights[i] if is_weights is not None else None} for i, s in enumerate(samples)}
         per_update: dict[str, list[float]] = {}  # one value per optimizer update (mini-batch), averaged at the end
         grad_norms, lrs, nonfinite = [], [], 0
         mini = alg.ppo_mini_batch_size * cfg.rollout.n  # samples per optimizer step
@@ -318,39 +324,15 @@ class GRPOTrainer:
             order = torch.randperm(len(samples), generator=order_rng).tolist()
             for m_lo in range(0, len(order), mini):
                 mini_idx = order[m_lo:m_lo + mini]
-                mini_mask = pack([samples[i] for i in mini_idx], pad, "cpu", [keep[i] for i in mini_idx]).response_mask
-                norms = grpo.loss_normalisers(mini_mask)
-                self.optimizer.zero_grad(set_to_none=True)
-                micro_metrics: list[tuple[dict, int]] = []
-                for u_lo in range(0, len(mini_idx), micro):
-                    idx = mini_idx[u_lo:u_lo + micro]
-                    batch = pack([samples[i] for i in idx], pad, self.device, [keep[i] for i in idx])
-                    log_prob, entropy = response_log_probs(self.model, batch, cfg.rollout.temperature,
-                                                           with_entropy=True, entropy_grad=alg.entropy_coef != 0.0)
-                    width = log_prob.shape[1]
-                    old_lp = _stack([old[i] for i in idx], width, self.device)
-                    ref_lp = _stack([ref[i] for i in idx], width, self.device) if self.ref_model is not None else None
-                    adv = grpo.token_advantages(advantages[idx].to(self.device), batch.response_mask)
-                    out = grpo.actor_loss(
-                        log_prob, old_lp, adv, batch.response_mask, ref_log_prob=ref_lp, entropy=entropy,
-                        clip_ratio_low=alg.clip_ratio_low, clip_ratio_high=alg.clip_ratio_high,
-                        clip_ratio_c=alg.clip_ratio_c, loss_agg_mode=alg.loss_agg_mode,
-                        entropy_coef=alg.entropy_coef, use_kl_loss=alg.use_kl_loss, kl_coef=alg.kl_coef,
-                        kl_estimator=alg.kl_estimator, max_response_length=cfg.data.max_response_length,
-                        **norms)
-                    out.loss.backward()
-                    micro_metrics.append((out.metrics, int(batch.response_mask.bool().sum())))
-                for k, v in mini_batch_metrics(micro_metrics, norms["total_tokens"]).items():
+                # every micro-batch on every worker divides by the whole mini-batch's token (or sample) count
+                norms = grpo.loss_normalisers(
+                    pack([samples[i] for i in mini_idx], 0, "cpu", [keep[i] for i in mini_idx]).response_mask)
+                out = self.workers.update(items, mini_idx, norms)
+                for k, v in mini_batch_metrics(out["micro"], norms["total_tokens"]).items():
                     per_update.setdefault(k, []).append(v)
-                max_norm = cfg.optim.grad_clip if cfg.optim.grad_clip is not None else math.inf
-                grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
-                if torch.isfinite(grad_norm):
-                    self.optimizer.step()
-                else:  # a non-finite gradient would poison the weights: skip this mini-batch, and say so
-                    nonfinite += 1
-                lrs.append(self.scheduler.get_last_lr()[0])  # the rate this update used
-                self.scheduler.step()
-                grad_norms.append(float(grad_norm))
+                nonfinite += not out["finite"]  # a non-finite gradient skipped this optimizer step: say so
+                lrs.append(out["lr"])  # the rate this update used
+                grad_norms.append(out["grad_norm"])
         metrics = {k: float(np.mean(v)) for k, v in per_update.items()}
         metrics["nonfinite_grad_steps"] = nonfinite
         metrics["grad_norm"] = float(np.mean(grad_norms)) if grad_norms else 0.0
@@ -360,34 +342,57 @@ class GRPOTrainer:
         metrics["optimizer_steps"] = len(grad_norms)
         metrics["time_update"] = time.perf_counter() - t0 - t_logprob
         metrics["time_logprob"] = t_logprob
+        metrics.update(rollout_check)
         if "kl_loss" in metrics:
             metrics["kl"] = metrics["kl_loss"]
         self.last_step["advantages"] = advantages
         return metrics
 
+    def _rollout_log_prob_check(self, samples: list[Sample], old: list[torch.Tensor]) -> tuple[dict, list | None]:
+        """How far the engine's log-probs are from the policy's (old) ones over this step's sampled tokens, and,
+        with rollout.use_rollout_log_probs, the truncated importance weights min(exp(old - rollout), cap) per token.
+
+        With an exact weight sync the gap is float noise (< 1e-3 on CPU float32); a large one means the engine
+        sampled from other weights or another distribution. Engines without log-probs (HF) report nothing."""
+        if not samples or any(s.rollout_log_probs is None for s in samples):
+            return {}, None
+        gaps = [old[i] - torch.tensor(s.rollout_log_probs, device=old[i].device, dtype=old[i].dtype)
+                for i, s in enumerate(samples)]  # (R_i,) each: old - rollout
+        flat = torch.cat(gaps)
+        if flat.numel() == 0:
+            return {}, None
+        out = {"rollout_logprob_diff_max": float(flat.abs().max()), "rollout_logprob_diff_mean": float(flat.abs().mean())}
+        if not self.cfg.rollout.use_rollout_log_probs:
+            return out, None
+        cap = self.cfg.rollout.rollout_is_cap
+        weights = [torch.exp(g).clamp(max=cap) for g in gaps]
+        out["rollout_is_weight_mean"] = float(torch.cat(weights).mean())
+        out["rollout_is_capped_frac"] = float((torch.exp(flat) > cap).float().mean())
+        return out, weights
+
     # -- the loop --------------------------------------------------------------------------------------
 
     def resume(self) -> int:
-        """Loads the latest checkpoint (if any); returns the step to continue from."""
+        """Loads the latest checkpoint (if any), saved by any number of workers; returns the step to continue from."""
         path = latest_checkpoint(self.checkpoint_root)
         if path is None:
             return 0
-        from transformers import AutoModelForCausalLM
-
         state = load_trainer_state(path)
-        loaded = AutoModelForCausalLM.from_pretrained(path / "model", torch_dtype=next(self.model.parameters()).dtype)
-        self.model.load_state_dict(loaded.state_dict())
-        restore_optimizer_and_rng(path, self.optimizer, self.scheduler)
+        if not (path / "dcp").is_dir():
+            raise ValueError(f"{path} has no dcp/ folder (sharded model and optimizer state): an older version of "
+                             "this trainer wrote it; resume with that version, or train into a new output dir")
+        self.workers.load(path)  # resharded onto this run's workers, then synced into their rollout engines
         self.step_done = state.step
         self.resumed_run_id = state.mlflow_run_id
-        print(f"resumed from {path} (step {state.step})", flush=True)
+        print(f"resumed from {path} (step {state.step}; saved by {state.world_size} worker(s), continuing on "
+              f"{self.workers.world_size})", flush=True)
         return state.step
 
     def save(self, step: int) -> Path:
         state = TrainerState(step=step, data_position=step * self.cfg.data.train_batch_size,
-                             mlflow_run_id=getattr(self.logger, "run_id", None), config=self.cfg.to_dict())
-        return save_checkpoint(self.checkpoint_root, state, self.model, self.tokenizer, self.optimizer,
-                               self.scheduler, keep_last=self.cfg.checkpoint.keep_last)
+                             mlflow_run_id=getattr(self.logger, "run_id", None), config=self.cfg.to_dict(),
+                             world_size=self.workers.world_size)
+        return write_checkpoint(self.checkpoint_root, state, self.workers.save, keep_last=self.cfg.checkpoint.keep_last)
 
     def fit(self, start_step: int = 0, stop_after_step: int | None = None) -> list[dict]:
         """Runs steps start_step+1 .. total_steps (1-based in logs); `stop_after_step` stops early (an interruption).
@@ -402,23 +407,26 @@ class GRPOTrainer:
             self.step_done = step + 1
             if cfg.trainer.test_freq and ((step + 1) % cfg.trainer.test_freq == 0 or step + 1 == total):
                 metrics.update(self.validate(step + 1))
+            stopping = stop_after_step is not None and step + 1 >= stop_after_step
+            if (cfg.checkpoint.save_every and (step + 1) % cfg.checkpoint.save_every == 0) or step + 1 == total \
+                    or stopping:
+                t0 = time.perf_counter()
+                self.save(step + 1)
+                metrics["time_checkpoint"] = time.perf_counter() - t0
             history.append({"step": step + 1, **metrics})
             if self.logger is not None:
                 self.logger.log(step + 1, total, metrics)
-            if cfg.checkpoint.save_every and (step + 1) % cfg.checkpoint.save_every == 0 and step + 1 < total:
-                self.save(step + 1)
-            if stop_after_step is not None and step + 1 >= stop_after_step:
-                if (step + 1) % (cfg.checkpoint.save_every or total + 1) != 0:
-                    self.save(step + 1)
+            if stopping:
                 return history
-        if total > start_step or latest_checkpoint(self.checkpoint_root) is None:
+        if latest_checkpoint(self.checkpoint_root) is None:
             self.save(total)
         self.export(self.output_dir / MODEL_DIR)
         return history
 
     def export(self, path: str | Path) -> Path:
         """The policy in HF format (transformers and vLLM load it), with the training record beside it."""
-        path = save_hf_model(self.model, self.tokenizer, path)
+        path = Path(path)
+        self.workers.export(path)
         record = {"start_model": self.start_model, "train_problems": problem_names(self.rows),
                   "steps": self.step_done, "config": self.cfg.to_dict()}
         (path / TRAINING_RECORD).write_text(json.dumps(record, indent=1, default=str))
@@ -426,11 +434,12 @@ class GRPOTrainer:
 
     def validate(self, step: int) -> dict[str, float]:
         """pass@1 on the validation problems (verl's val score): `trainer.val_samples` samples each, judged on all
-        their tests by `codefu_helpers.evaluate`, at the training temperature; seeded by the step."""
+        their tests by `codefu_helpers.evaluate`, at the training temperature; seeded by the step. The workers
+        split the problems between them."""
         cfg = self.cfg
         t0 = time.perf_counter()
         params = sampling_params(cfg, seed=self.seed * 100_003 + 50_000 + step)
-        out = pass_rate(self.model, self.tokenizer, self.val_rows, cfg.trainer.val_samples, params)
+        out = self.workers.validate(self.val_rows, cfg.trainer.val_samples, params)
         return {"val/pass_at_1": out["pass_rate"], "val/problems": out["problems"],
                 "val/judge_errors": out["judge_errors"], "time_validate": time.perf_counter() - t0}
 
@@ -538,7 +547,8 @@ def mini_batch_metrics(micro_metrics: list[tuple[dict, int]], total_tokens: int)
 def sampling_params(cfg, seed: int) -> SamplingParams:
     """The rollout's sampling settings from the experiment config (what the loss assumes, see rollout)."""
     return SamplingParams(max_new_tokens=cfg.data.max_response_length, temperature=cfg.rollout.temperature,
-                          top_p=cfg.rollout.top_p, seed=seed, max_prompt_tokens=cfg.data.max_prompt_length,
+                          top_p=cfg.rollout.top_p, top_k=cfg.rollout.top_k, seed=seed,
+                          max_prompt_tokens=cfg.data.max_prompt_length,
                           batch_size=cfg.rollout.generation_batch_size)
 
 

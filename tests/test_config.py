@@ -198,7 +198,8 @@ def test_mini_batch_samples_must_split_over_devices():
     (dict(optim=dict(lr=0.0)), "optim.lr=0.0 must be > 0"),
     (dict(optim=dict(grad_clip=0.0)), "optim.grad_clip=0.0 must be > 0, or null"),
     (dict(optim=dict(warmup_steps=-1)), "optim.warmup_steps=-1 must be >= 0"),
-    (dict(reward=dict(num_workers=0)), "reward.num_workers=0 must be >= 1"),
+    (dict(reward=dict(num_workers=-1)), "reward.num_workers=-1 must be >= 0"),
+    (dict(algorithm=dict(ppo_max_token_len_per_gpu=100)), "algorithm.ppo_max_token_len_per_gpu=100 is below the longest"),
     (dict(trainer=dict(total_steps=0)), "trainer.total_steps=0 must be >= 1, or null"),
     (dict(trainer=dict(engine="verl")), "trainer.engine='verl' with rollout.backend='hf'"),
     (dict(checkpoint=dict(save_every=-5)), "checkpoint.save_every=-5 must be >= 0"),
@@ -275,8 +276,8 @@ def test_the_stage_2_config_continues_from_the_model_stage_1_writes():
 
 @pytest.mark.parametrize("overrides, fragment", [
     ({"trainer.engine": "verl", "rollout.backend": "vllm"}, "trainer.engine='verl'"),
-    ({"trainer.gpus_per_node": 2}, "trainer.nnodes x trainer.gpus_per_node = 1 x 2"),
-    ({"trainer.nnodes": 2}, "trainer.nnodes x trainer.gpus_per_node = 2 x 1"),
+    ({"trainer.gpus_per_node": 2, "rollout.backend": "vllm"}, "trainer.nnodes x trainer.gpus_per_node = 1 x 2 workers"),
+    ({"trainer.nnodes": 2, "rollout.backend": "vllm"}, "trainer.nnodes x trainer.gpus_per_node = 2 x 1 workers"),
     ({"rollout.tensor_parallel_size": 1, "rollout.gpu_memory_utilization": 0.5}, "rollout.gpu_memory_utilization=0.5"),
 ], ids=["verl-engine", "gpus-per-node", "nnodes", "gpu-memory-with-hf"])
 def test_the_native_trainer_refuses_keys_it_would_ignore(overrides, fragment):
@@ -294,7 +295,7 @@ def test_the_native_trainer_refuses_keys_it_would_ignore(overrides, fragment):
 def test_the_native_trainer_refuses_to_start_on_such_a_config(tmp_path):
     from codefu_helpers.trainer import GRPOTrainer
 
-    cfg = ExperimentConfig().with_overrides({"trainer.gpus_per_node": 2}).validate()
+    cfg = ExperimentConfig().with_overrides({"trainer.gpus_per_node": 2, "rollout.backend": "vllm"}).validate()
     with pytest.raises(ConfigError, match="gpus_per_node"):
         GRPOTrainer(cfg, [{"prompt": []}], tmp_path)
 

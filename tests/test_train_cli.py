@@ -12,6 +12,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from codefu_helpers.sandbox import get_judge
 from codefu_helpers.tracking import read_metrics
 
 from conftest import ROOT
@@ -49,6 +50,7 @@ def runs(tmp_path_factory, python_split, easy_python_rows, warm_model_dir):
 def test_resumed_run_ends_with_the_same_weights(runs):
     full, parted, first, second = runs
     assert "step 3/3" not in first and "step 2/3" in first
+    assert first.splitlines()[0] == get_judge().info()["isolation_line"]  # the sandbox is announced first
     assert "resumed from" in second and "step 3/3" in second and "step 1/3" not in second
     a = load_file(full / "model" / "model.safetensors")
     b = load_file(parted / "model" / "model.safetensors")
@@ -74,6 +76,7 @@ def test_weights_moved_and_metrics_cover_each_step_once(runs, warm_model_dir):
     # validation every 2 steps and after the last one, seeded by the step: the same after a resume
     for out in (full, parted):
         assert [m["step"] for m in read_metrics(out) if "val/pass_at_1" in m] == [2, 3]
+        assert {m["judge_isolation"] for m in read_metrics(out)} == {get_judge().info()["isolation"]}
     assert [m.get("val/pass_at_1") for m in read_metrics(full)] == [m.get("val/pass_at_1") for m in read_metrics(parted)]
 
 
@@ -89,7 +92,7 @@ def test_final_model_loads_with_transformers_and_checkpoints_hold_resume_state(r
     assert checkpoints == ["step_000002", "step_000003"]  # keep_last: 2
     state = json.loads((parted / "checkpoints" / "step_000003" / "trainer_state.json").read_text())
     assert state["step"] == 3 and state["data_position"] == 6 and state["mlflow_run_id"]
-    for name in ("optimizer.pt", "rng.pt"):
+    for name in ("dcp/.metadata", "dcp/__0_0.distcp", "scheduler.pt", "rng/rank_00000.pt"):
         assert (parted / "checkpoints" / "step_000003" / name).stat().st_size > 0
 
 

@@ -281,5 +281,6 @@ def test_log_probs_never_hold_the_full_logits_of_a_large_vocabulary(tmp_path):
     grown, mean_log_prob = proc.stdout.split()
     full_logits = 4 * 512 * 151_936 * 4
     assert float(mean_log_prob) < 0
-    assert int(grown) < full_logits / 4, f"peak grew by {int(grown) / 2**20:.0f} MiB; full logits are " \
+    # chunks of 64 MB logits plus the allocator's slack measured 300-400 MiB; unchunked, the logits alone are 1187 MiB
+    assert int(grown) < full_logits / 2, f"peak grew by {int(grown) / 2**20:.0f} MiB; full logits are " \
                                          f"{full_logits / 2**20:.0f} MiB"
