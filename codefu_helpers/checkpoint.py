@@ -11,8 +11,11 @@ A checkpoint is a folder `DIR/checkpoints/step_000012/` holding:
 
 The workers write their parts (`workers.Worker.save`) into a temporary folder that is renamed into place only after
 all of them finished, so an interruption mid-save (a SageMaker spot reclaim, a worker dying) never leaves a
-half-written checkpoint that `--resume` would pick up. On SageMaker, DIR/checkpoints
-is `/opt/ml/checkpoints`, which SageMaker syncs to S3 and restores on restart.
+half-written checkpoint that `--resume` would pick up. A worker on another host than the controller writes its part to
+scratch on its own disk, which the controller copies into the folder in 64 MiB chunks (it never holds more than one),
+so a checkpoint is whole on the controller's host without a shared filesystem. On SageMaker, DIR/checkpoints is `/opt/ml/checkpoints`,
+which SageMaker syncs with S3, so a restarted job finds it; before a resume, a host whose disk lacks files of the
+checkpoint gets them from the controller, and each worker there checks its disk before it loads.
 """
 
 from __future__ import annotations

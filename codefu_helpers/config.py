@@ -597,10 +597,6 @@ def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
     if t.engine != "native":
         problems.append(f"trainer.engine={t.engine!r}: the native trainer runs trainer.engine=native; a verl run is "
                         "started by the SageMaker entry point (codefu_helpers.launch)")
-    if cfg.world_size != 1 and r.backend == "vllm":
-        problems.append(f"rollout.backend='vllm' with trainer.nnodes x trainer.gpus_per_node = {t.nnodes} x "
-                        f"{t.gpus_per_node} workers: each worker's colocated vLLM engine is not wired in yet; use "
-                        "rollout.backend=hf with several workers, or one worker with vLLM")
     if r.backend == "hf":
         for key, value in (("enable_sleep_mode", r.enable_sleep_mode), ("use_rollout_log_probs", r.use_rollout_log_probs),
                            ("cpu_kv_cache_gb", r.cpu_kv_cache_gb)):

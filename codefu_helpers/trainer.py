@@ -3,7 +3,7 @@
 One step, top to bottom (`GRPOTrainer.step`):
 
     1. take the next `train_batch_size` problems (a seeded permutation per epoch: the data position is the step)
-    2. rollout: n samples per prompt (rollout.backend: HF generate on the policy, or a vLLM engine in this process)
+    2. rollout: n samples per prompt (rollout.backend: HF generate, or a vLLM engine in each worker)
     3. reward: every sample through the sandboxed judge, concurrently, starting while generation goes on;
        samples whose judging failed are *excluded* (and counted), never trained on as reward 0
     4. advantages: group-relative (GRPO, or Dr.GRPO without the std)
@@ -162,6 +162,29 @@ MODEL_DIR = "model"                         # <output_dir>/model: the final mode
 TRAINING_RECORD = "codefu_training.json"    # in the model folder: the problems trained on, what GRPO started from
 
 
+def rollout_log_prob_check(samples: list[Sample], old: list[torch.Tensor], use_rollout_log_probs: bool,
+                           cap: float) -> tuple[dict, list | None]:
+    """How far the engine's log-probs are from the policy's (old) ones over a step's sampled tokens, and, with
+    `use_rollout_log_probs` (rollout.use_rollout_log_probs), the truncated importance weights min(exp(old - rollout),
+    cap) per token (cap: rollout.rollout_is_cap).
+
+    With an exact weight sync the gap is float noise (< 1e-3 on CPU float32); a large one means the engine
+    sampled from other weights or another distribution. Engines without log-probs (HF) report nothing."""
+    if not samples or any(s.rollout_log_probs is None for s in samples):
+        return {}, None
+    gaps = [old[i] - torch.tensor(s.rollout_log_probs, device=old[i].device, dtype=old[i].dtype)
+            for i, s in enumerate(samples)]  # (R_i,) each: old - rollout
+    flat = torch.cat(gaps)
+    if flat.numel() == 0:
+        return {}, None
+    out = {"rollout_logprob_diff_max": float(flat.abs().max()), "rollout_logprob_diff_mean": float(flat.abs().mean())}
+    if not use_rollout_log_probs:
+        return out, None
+    weights = [torch.exp(g).clamp(max=cap) for g in gaps]
+    out["rollout_is_weight_mean"] = float(torch.cat(weights).mean())
+    out["rollout_is_capped_frac"] = float((torch.exp(flat) > cap).float().mean())
+    return out, weights
+
 
 class GRPOTrainer:
     """The controller: runs the loop over a `WorkerGroup` (policy, reference, optimizer, rollout engine, judge pool)."""
@@ -312,7 +335,8 @@ class GRPOTrainer:
         # old (and reference) log-probs, computed where the workers were dealt the samples
         old, ref = self.workers.log_probs(samples)
         t_logprob = time.perf_counter() - t0
-        rollout_check, is_weights = self._rollout_log_prob_check(samples, old)
+        rollout_check, is_weights = rollout_log_prob_check(samples, old, cfg.rollout.use_rollout_log_probs,
+                                                           cfg.rollout.rollout_is_cap)
 
         items = {i: {"sample": s, "keep": keep[i], "advantage": float(advantages[i]), "old": old[i], "ref": ref[i],
                      "is_weight": is_weights[i] if is_weights is not None else None} for i, s in enumerate(samples)}
@@ -347,28 +371,6 @@ class GRPOTrainer:
             metrics["kl"] = metrics["kl_loss"]
         self.last_step["advantages"] = advantages
         return metrics
-
-    def _rollout_log_prob_check(self, samples: list[Sample], old: list[torch.Tensor]) -> tuple[dict, list | None]:
-        """How far the engine's log-probs are from the policy's (old) ones over this step's sampled tokens, and,
-        with rollout.use_rollout_log_probs, the truncated importance weights min(exp(old - rollout), cap) per token.
-
-        With an exact weight sync the gap is float noise (< 1e-3 on CPU float32); a large one means the engine
-        sampled from other weights or another distribution. Engines without log-probs (HF) report nothing."""
-        if not samples or any(s.rollout_log_probs is None for s in samples):
-            return {}, None
-        gaps = [old[i] - torch.tensor(s.rollout_log_probs, device=old[i].device, dtype=old[i].dtype)
-                for i, s in enumerate(samples)]  # (R_i,) each: old - rollout
-        flat = torch.cat(gaps)
-        if flat.numel() == 0:
-            return {}, None
-        out = {"rollout_logprob_diff_max": float(flat.abs().max()), "rollout_logprob_diff_mean": float(flat.abs().mean())}
-        if not self.cfg.rollout.use_rollout_log_probs:
-            return out, None
-        cap = self.cfg.rollout.rollout_is_cap
-        weights = [torch.exp(g).clamp(max=cap) for g in gaps]
-        out["rollout_is_weight_mean"] = float(torch.cat(weights).mean())
-        out["rollout_is_capped_frac"] = float((torch.exp(flat) > cap).float().mean())
-        return out, weights
 
     # -- the loop --------------------------------------------------------------------------------------
 
@@ -557,9 +559,10 @@ def problem_names(rows: list[dict]) -> list[str]:
     return [r["reward_model"]["ground_truth"]["name"] for r in rows]
 
 
-def pass_rate(model, tokenizer, rows: list[dict], n: int, params: SamplingParams) -> dict[str, float]:
+def pass_rate(model, tokenizer, rows: list[dict], n: int, params: SamplingParams, engine=None) -> dict[str, float]:
     """pass@1 of `model` on verl rows: n samples per problem judged on all tests by `codefu_helpers.evaluate`
-    (the same path as notebook 05 and the evaluation CLI), so before/after, validation and evaluation agree."""
+    (the same path as notebook 05 and the evaluation CLI), so before/after, validation and evaluation agree.
+    `engine`: a rollout engine holding the model's weights (a synced vLLM engine) to sample with instead of HF."""
     from .eval_datasets import problem_from_verl_row
     from .evaluate import EvalConfig, evaluate_model
 
@@ -568,8 +571,8 @@ def pass_rate(model, tokenizer, rows: list[dict], n: int, params: SamplingParams
                      max_prompt_tokens=params.max_prompt_tokens, n_bootstrap=1)
     was_training = model.training
     try:
-        evaluation = evaluate_model([problem_from_verl_row(r) for r in rows], HFRollout(model, tokenizer), cfg,
-                                    progress=False)
+        evaluation = evaluate_model([problem_from_verl_row(r) for r in rows], engine or HFRollout(model, tokenizer),
+                                    cfg, progress=False)
     finally:
         model.train(was_training)
     summary = evaluation.summary

@@ -73,7 +73,8 @@ def test_render_builds_the_create_training_job_request(rendered):
                                                                     "pytorch-training:")
     channels = {c["ChannelName"]: c["DataSource"]["S3DataSource"]["S3Uri"] for c in r["InputDataConfig"]}
     assert set(channels) == {"train", "test", "config", "code", "sm_drivers"}
-    assert all(uri.startswith("s3://codefu-test-bucket/codefu/") for uri in channels.values())
+    job_input = f"s3://codefu-test-bucket/codefu/codefu-grpo/{r['TrainingJobName']}/input"
+    assert channels == {name: f"{job_input}/{name}" for name in channels}, "one folder per job, named as the job"
     assert r["CheckpointConfig"] == {"S3Uri": "s3://codefu-test-bucket/codefu/checkpoints/codefu7b_stage2",
                                      "LocalPath": "/opt/ml/checkpoints"}
     assert r["EnableManagedSpotTraining"] is True
@@ -97,23 +98,31 @@ def test_render_rewrites_the_config_for_the_container(rendered):
     assert job.data.val_path == "/opt/ml/input/data/test/test.parquet"
     assert job.checkpoint.dir == "/opt/ml/checkpoints" and job.trainer.output_dir == "/opt/ml/output/data"
     assert job.tracking.uri.startswith("arn:aws:sagemaker:")
-    uploaded = {u["s3"].rsplit("/", 2)[-2] for u in plan.uploads}
-    assert {"train", "test", "config"} <= uploaded
-    assert any(u["s3"].endswith("/input/code") for u in plan.uploads)
+    job_input = f"s3://codefu-test-bucket/codefu/codefu-grpo/{plan.request['TrainingJobName']}/input"
+    uploaded = {u["s3"]: Path(u["local"]) for u in plan.uploads}
+    for channel, file in (("train", "train.parquet"), ("test", "test.parquet"), ("config", "config.yaml")):
+        assert uploaded[f"{job_input}/{channel}/{file}"].name == file, (channel, sorted(uploaded))
+    assert uploaded[f"{job_input}/code/codefu_helpers/launch/entrypoint.py"].name == "entrypoint.py"
+    staged = uploaded[f"{job_input}/config/config.yaml"]
+    assert "/opt/ml/input/data/train/train.parquet" in staged.read_text()  # the container's config, not ours
     code = Path(plan.source_dir)
     assert (code / "codefu_helpers" / "launch" / "entrypoint.py").exists() and (code / "configs").is_dir()
     assert "verl==0.9.1" in (code / "requirements.txt").read_text().splitlines()  # the stock DLC installs it
 
 
-def test_native_engine_renders_but_names_what_would_stop_it(python_split, no_credentials, tmp_path):
+def test_native_engine_renders_and_names_what_would_stop_it(python_split, no_credentials, tmp_path):
     from codefu_helpers.launch.sagemaker_job import LaunchConfig, LaunchError, launch
 
     launch_cfg = LaunchConfig(role=ROLE, bucket="codefu-test-bucket")
     plan = launch(_cfg(python_split), launch_cfg, work_dir=tmp_path)
-    assert plan.job_config.trainer.engine == "native"
-    assert any("trainer.nnodes x trainer.gpus_per_node" in b for b in plan.blockers), plan.blockers
+    assert plan.job_config.trainer.engine == "native" and plan.job_config.rollout.backend == "vllm"
+    assert plan.job_config.world_size == 16 and plan.blockers == []  # 2 hosts x 8 workers, a vLLM engine each
+    # a key the native trainer would ignore stops the submission before anything is uploaded
+    hf = _cfg(python_split, **{"rollout.backend": "hf"})
+    plan = launch(hf, launch_cfg, work_dir=tmp_path)
+    assert any("rollout.enable_sleep_mode=True applies to vLLM only" in b for b in plan.blockers), plan.blockers
     with pytest.raises(LaunchError, match="would fail at start"):
-        launch(_cfg(python_split), launch_cfg, submit=True, work_dir=tmp_path)
+        launch(hf, launch_cfg, submit=True, work_dir=tmp_path)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -228,7 +237,8 @@ def test_submit_uploads_the_inputs_and_creates_the_training_job(python_split, aw
     job = boto3.client("sagemaker", region_name="us-east-1").describe_training_job(TrainingJobName=plan.job_name)
     assert job["ResourceConfig"]["InstanceCount"] == 2 and job["ResourceConfig"]["InstanceType"] == "ml.p4de.24xlarge"
     channels = {c["ChannelName"]: c["DataSource"]["S3DataSource"]["S3Uri"] for c in job["InputDataConfig"]}
-    assert set(channels) == {"train", "test", "config", "code", "sm_drivers"}
+    assert channels == {name: f"s3://codefu-moto/codefu/codefu-grpo/{plan.job_name}/input/{name}"
+                        for name in ("train", "test", "config", "code", "sm_drivers")}
     assert job["CheckpointConfig"]["S3Uri"] == "s3://codefu-moto/codefu/checkpoints/codefu7b_stage2"
     assert job["RoleArn"] == ROLE
     (sent,) = [r for r in recorded_requests(aws_on_moto, "SageMaker.CreateTrainingJob")

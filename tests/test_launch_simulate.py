@@ -2,10 +2,11 @@
 
 `codefu_helpers.launch.simulate` gives each host SageMaker's files (resourceconfig.json, a failure file) and runs
 `python -m codefu_helpers.launch.entrypoint` for it; the hosts' Ray nodes listen on loopback addresses with ports
-of their own and are stopped by process group, so no other Ray on the machine is touched. Until the distributed
-trainer exists the head trains in one process (trainer.nnodes=1): these tests check the bootstrap (both hosts are
-live Ray nodes before training starts), the head's training output, the worker leaving when the head is done,
-and the failure of a host that never comes up.
+of their own and are stopped by process group, so no other Ray on the machine is touched. These tests check the
+bootstrap (both hosts are live Ray nodes before training starts), training with the controller on the head and an
+FSDP2 worker on each host (rows carry `ray_nodes` = 2), the worker host's checkpoint shard reaching the head, a
+restarted job resuming from that checkpoint, the worker host leaving when the head is done, and the failure of a
+host that never comes up.
 """
 
 from __future__ import annotations
@@ -51,38 +52,69 @@ def test_resource_config_and_host_count_errors_are_clear(tmp_path):
     assert cfg.trainer.output_dir == str(tmp_path) and cfg.checkpoint.dir == str(tmp_path / "ck")
 
 
+def _logs(out: Path, summary: dict) -> dict[str, str]:
+    return {h: (out / "hosts" / h / "entrypoint.log").read_text() for h in summary["started_hosts"]}
+
+
 @pytest.fixture(scope="module")
 def two_hosts(tmp_path_factory, easy_python_rows):
+    """A 2-host job that trains one step with a worker on each host, then the same job restarted (as SageMaker restarts
+    a Spot-interrupted job) with two steps to go: it resumes from the first job's checkpoint."""
     from codefu_helpers.launch.simulate import simulate
 
     _, train_path = easy_python_rows
     out = tmp_path_factory.mktemp("sim")
-    summary = simulate(str(REPO / "configs" / "ci_tiny.yaml"), out, hosts=2, join_timeout=420, timeout=1500,
-                       dashboard=False,  # a lighter head start on a small CI machine; SageMaker's head serves it
-                       overrides=[f"data.train_path={train_path}", "data.val_path=null", "trainer.test_freq=0",
-                                  "trainer.total_steps=1", "data.max_response_length=32", "rollout.n=2",
-                                  "tracking.backend=none", "trainer.nnodes=1"])
-    return out, summary
+    common = dict(hosts=2, join_timeout=420, timeout=1500,
+                  dashboard=False)  # a lighter head start on a small CI machine; SageMaker's head serves it
+    overrides = [f"data.train_path={train_path}", "data.val_path=null", "trainer.test_freq=0",
+                 "data.max_response_length=32", "rollout.n=2", "algorithm.ppo_micro_batch_size=1",
+                 "tracking.backend=none", "trainer.nnodes=2", "trainer.gpus_per_node=1"]
+    first = simulate(str(REPO / "configs" / "ci_tiny.yaml"), out, overrides=overrides + ["trainer.total_steps=1"],
+                     **common)
+    first_logs = _logs(out, first)
+    second = simulate(str(REPO / "configs" / "ci_tiny.yaml"), out, overrides=overrides + ["trainer.total_steps=2"],
+                      **common)
+    return out, (first, first_logs), (second, _logs(out, second))
 
 
 @pytest.mark.slow
-def test_two_hosts_form_one_ray_cluster_and_the_head_trains(two_hosts):
-    out, summary = two_hosts
-    logs = {h: (out / "hosts" / h / "entrypoint.log").read_text()[-3000:] for h in summary["started_hosts"]}
-    assert summary["exit_codes"] == {"algo-1": 0, "algo-2": 0}, (summary, logs)
+def test_two_hosts_form_one_ray_cluster_and_train_with_a_worker_on_each(two_hosts):
+    out, (summary, logs), _ = two_hosts
+    tails = {h: text[-3000:] for h, text in logs.items()}
+    assert summary["exit_codes"] == {"algo-1": 0, "algo-2": 0}, (summary, tails)
     assert summary["failures"] == {}
-    cluster = json.loads((out / "cluster.json").read_text())
-    assert cluster["joined"] == ["algo-1", "algo-2"] and cluster["head"] == "algo-1"
-    assert (out / "model" / "config.json").exists() and any((out / "model").glob("*.safetensors"))
+    assert summary["cluster"]["joined"] == ["algo-1", "algo-2"] and summary["cluster"]["head"] == "algo-1"
+    # the controller runs on the head; Ray placed one FSDP2 worker on each host's node
+    assert "workers: rank 0 on algo-1, rank 1 on algo-2" in logs["algo-1"], tails["algo-1"]
+    assert "step 1/1" in logs["algo-1"] and "the head is done; leaving" in logs["algo-2"]
+    checkpoint = out / "checkpoints" / "step_000001"
+    # rank 1 wrote its shard on algo-2 and shipped it to the head (no disk is shared between SageMaker hosts)
+    assert sorted(p.name for p in (checkpoint / "dcp").iterdir()) == [".metadata", "__0_0.distcp", "__1_0.distcp"]
+    assert sorted(p.name for p in (checkpoint / "rng").iterdir()) == ["rank_00000.pt", "rank_00001.pt"]
+    assert json.loads((checkpoint / "trainer_state.json").read_text())["world_size"] == 2
+
+
+@pytest.mark.slow
+def test_a_restarted_two_host_job_resumes_from_its_checkpoint(two_hosts):
+    out, (first, _), (summary, logs) = two_hosts
+    tails = {h: text[-3000:] for h, text in logs.items()}
+    assert summary["exit_codes"] == {"algo-1": 0, "algo-2": 0}, (summary, tails)
+    assert "saved by 2 worker(s), continuing on 2" in logs["algo-1"] and "step 2/2" in logs["algo-1"], tails["algo-1"]
+    assert "step 1/2" not in logs["algo-1"]
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in rows] == [1]
-    assert "the head is done; leaving" in logs["algo-2"]
+    assert [(r["step"], r["world_size"], r["ray_nodes"]) for r in rows] == [(1, 2, 2), (2, 2, 2)]
+    # ray_nodes is the number of hosts the workers were placed on, as the head's placement line names them
+    placement = next(line for line in logs["algo-1"].splitlines() if line.startswith("workers: "))
+    assert rows[-1]["ray_nodes"] == len({part.rsplit(" on ", 1)[1] for part in placement[9:].split(", ")})
+    assert (out / "model" / "config.json").exists() and any((out / "model").glob("*.safetensors"))
+    print(f"2 simulated hosts: joined in {first['cluster']['join_seconds']} s and {summary['cluster']['join_seconds']} "
+          f"s; whole jobs {first['seconds']} s (1 step) and {summary['seconds']} s (resume + 1 step)")
 
 
 @pytest.mark.slow
 def test_the_simulation_leaves_no_ray_process_behind(two_hosts):
-    out, summary = two_hosts
-    assert summary["exit_codes"], summary
+    out, (first, _), (second, _) = two_hosts
+    assert first["exit_codes"] and second["exit_codes"], (first, second)
     leftovers = _ray_processes_of(str(out)) + _ray_processes_of("cfray-")
     assert leftovers == [], leftovers
 

@@ -1,6 +1,8 @@
 """Trainer pieces with the real tiny model: packing, log-probs, rollout seeding, judge-error exclusion."""
 
 import copy
+import math
+import time
 
 import pytest
 import torch
@@ -8,7 +10,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from codefu_helpers.config import ExperimentConfig
 from codefu_helpers.rollout import HFRollout, Sample, SamplingParams, encode_prompt
-from codefu_helpers.trainer import GRPOTrainer, Scored, lr_lambda, pack, response_log_probs, score_sample, total_steps
+from codefu_helpers.trainer import (GRPOTrainer, Scored, lr_lambda, pack, response_log_probs, rollout_log_prob_check,
+                                    score_sample, total_steps)
 
 from conftest import ROOT
 
@@ -212,7 +215,9 @@ def test_logged_rollout_numbers_equal_the_samples_of_the_step(easy_python_rows, 
     tokenizer = AutoTokenizer.from_pretrained(warm_model_dir)
     cfg = _config(2, 4).with_overrides(["data.max_response_length=48", "algorithm.ppo_micro_batch_size=4"])
     trainer = GRPOTrainer(cfg, rows, tmp_path, model=model, tokenizer=tokenizer)
+    start = time.perf_counter()
     metrics = trainer.step(0)
+    outside = time.perf_counter() - start
     last = trainer.last_step
     samples, results = last["samples"], last["results"]
     valid = [r for r in results if not r.judge_error]
@@ -228,6 +233,12 @@ def test_logged_rollout_numbers_equal_the_samples_of_the_step(easy_python_rows, 
     assert metrics["tokens_per_second"] == pytest.approx(metrics["response_tokens"] / metrics["time_generate"])
     assert [r["reward_model"]["ground_truth"]["name"] for r in last["rows"]] == \
         [r["reward_model"]["ground_truth"]["name"] for r in trainer.batch_rows(0)]
+    # the phase timers are disjoint parts of the step, which a clock outside the trainer contains
+    phases = [metrics[k] for k in ("time_generate", "time_reward_wait", "time_logprob", "time_update",
+                                   "time_weight_sync")]
+    assert min(phases) >= 0 and sum(phases) <= metrics["step_seconds"] <= outside
+    # the worker calls' wall time beyond the worker's own: in process there is no hop, so it is a small part
+    assert 0 <= metrics["time_orchestration"] <= sum(phases)
 
 
 def test_validation_pass_rate_is_the_evaluation_of_the_held_out_rows(python_split, easy_python_rows, warm_model_dir,
@@ -284,3 +295,23 @@ def test_log_probs_never_hold_the_full_logits_of_a_large_vocabulary(tmp_path):
     # chunks of 64 MB logits plus the allocator's slack measured 300-400 MiB; unchunked, the logits alone are 1187 MiB
     assert int(grown) < full_logits / 2, f"peak grew by {int(grown) / 2**20:.0f} MiB; full logits are " \
                                          f"{full_logits / 2**20:.0f} MiB"
+
+
+def test_logged_rollout_log_prob_gap_and_importance_weights_equal_a_direct_computation():
+    old = [torch.tensor([-1.0, -0.5, -2.0]), torch.tensor([-0.2, -3.0])]
+    engine = [[-1.1, -0.5, -0.9], [-0.3, -3.4]]
+    samples = [Sample([1, 2], [3, 4, 5], "", "stop", rollout_log_probs=engine[0]),
+               Sample([1], [6, 7], "", "length", rollout_log_probs=engine[1])]
+    gaps = [o - r for o_row, r_row in zip(old, engine) for o, r in zip(o_row.tolist(), r_row)]
+    weights = [min(math.exp(g), 1.2) for g in gaps]
+    metrics, per_sample = rollout_log_prob_check(samples, old, True, cap=1.2)
+    assert metrics["rollout_logprob_diff_max"] == pytest.approx(max(abs(g) for g in gaps), rel=1e-5)
+    assert metrics["rollout_logprob_diff_mean"] == pytest.approx(sum(abs(g) for g in gaps) / len(gaps), rel=1e-5)
+    assert metrics["rollout_is_weight_mean"] == pytest.approx(sum(weights) / len(weights), rel=1e-5)
+    assert metrics["rollout_is_capped_frac"] == pytest.approx(sum(math.exp(g) > 1.2 for g in gaps) / len(gaps))
+    assert [len(w) for w in per_sample] == [3, 2]
+    assert torch.cat(per_sample).tolist() == pytest.approx(weights, rel=1e-5)
+    without, none = rollout_log_prob_check(samples, old, False, cap=1.2)
+    assert none is None and set(without) == {"rollout_logprob_diff_max", "rollout_logprob_diff_mean"}
+    # an engine without log-probs (HF) reports nothing
+    assert rollout_log_prob_check([Sample([1], [2], "", "stop")], [torch.tensor([-1.0])], True, 2.0) == ({}, None)

@@ -1,6 +1,8 @@
-"""The trainer with rollout.backend=vllm on CPU: weights synced after every step and checked, from the CLI and in
-process (a skipped sync is caught; truncated importance sampling with the engine's log-probs)."""
+"""The trainer with rollout.backend=vllm on CPU: weights synced after every step and checked, from the CLI (two FSDP2
+workers with an engine each, then one) and in process (a skipped sync is caught; truncated importance sampling with
+the engine's log-probs)."""
 
+import os
 import subprocess
 import sys
 
@@ -21,21 +23,25 @@ def train(out, flags, overrides):
     cmd = [sys.executable, "-m", "codefu_helpers.train", "--config", str(ROOT / "configs" / "ci_tiny.yaml"),
            "--output-dir", str(out), *flags, "--set", "rollout.backend=vllm", "rollout.cpu_kv_cache_gb=0.25",
            *overrides]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    env = {**os.environ, "CODEFU_RAY_DASHBOARD": "0"}  # a lighter Ray head for the two-worker run
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1200, env=env)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout
 
 
-def test_cli_trains_with_vllm_exact_every_step_and_after_a_resume(tmp_path, easy_python_rows, warm_model_dir):
+def test_cli_trains_with_vllm_exact_every_step_on_two_workers_and_after_a_resume_on_one(tmp_path, easy_python_rows,
+                                                                                        warm_model_dir):
+    """Two FSDP2 workers, each with its own vLLM engine fed the gathered weights after every update; then the run
+    resumes on one worker (one engine in the training process), started on the start model and synced."""
     _, train_path = easy_python_rows
     overrides = [f"model.path={warm_model_dir}", f"data.train_path={train_path}", "data.val_path=null", "trainer.test_freq=0",
                  "trainer.total_steps=3", "optim.lr=0.0002", "tracking.backend=none"]
-    first = train(tmp_path, ["--stop-after-step", "2"], overrides)
+    first = train(tmp_path, ["--stop-after-step", "2"], overrides + ["trainer.gpus_per_node=2"])
     assert "vllm rollout engine started in" in first and "step 2/3" in first
-    second = train(tmp_path, ["--resume"], overrides)
-    assert "resumed from" in second and "step 3/3" in second
+    second = train(tmp_path, ["--resume"], overrides + ["trainer.gpus_per_node=1"])
+    assert "saved by 2 worker(s), continuing on 1" in second and "step 3/3" in second
     metrics = read_metrics(tmp_path)
-    assert [m["step"] for m in metrics] == [1, 2, 3]
+    assert [(m["step"], m["world_size"]) for m in metrics] == [(1, 2), (2, 2), (3, 1)]
     for m in metrics:
         assert m["rollout_backend"] == "vllm"
         # step 3 samples from an engine started on the start model, then synced to the resumed weights
@@ -82,6 +88,25 @@ def test_truncated_importance_sampling_weights_use_the_engine_log_probs(trainer,
     # in sync, exp(old - rollout) is 1 up to float noise: weights ~1, none capped
     assert metrics["rollout_is_weight_mean"] == pytest.approx(1.0, abs=1e-3)
     assert metrics["rollout_is_capped_frac"] == 0.0
+
+
+def test_validation_samples_with_the_synced_vllm_engine(trainer, easy_python_rows, monkeypatch):
+    from codefu_helpers.trainer import pass_rate, sampling_params
+
+    rows, _ = easy_python_rows
+    asked = []
+    generate = trainer.rollout.generate
+    monkeypatch.setattr(trainer.rollout, "generate", lambda prompts, *a, **k: asked.append(len(prompts)) or
+                        generate(prompts, *a, **k))
+    monkeypatch.setattr(trainer, "val_rows", rows[:3])
+    logged = trainer.validate(step=4)
+    assert sum(asked) == 3 and logged["val/problems"] == 3  # the engine generated, not HF
+    # the same evaluation made directly (same engine and weights, same seeded sampling parameters)
+    params = sampling_params(trainer.cfg, seed=trainer.seed * 100_003 + 50_000 + 4)
+    direct = pass_rate(trainer.model, trainer.tokenizer, rows[:3], trainer.cfg.trainer.val_samples, params,
+                       engine=trainer.rollout)
+    assert logged["val/pass_at_1"] == pytest.approx(direct["pass_rate"], nan_ok=True)
+    assert logged["val/judge_errors"] == direct["judge_errors"] == 0
 
 
 def test_scaling_advantages_weights_the_policy_loss_token_by_token():

@@ -10,9 +10,10 @@ Every flag defaults to SageMaker's paths, so the job's command is just the line 
    Prometheus metrics on --metrics-export-port); every other host waits for the head's port and joins;
 3. the head waits until a live Ray node carries every host's name; past --join-timeout it exits non-zero
    and writes the failure file naming the hosts that never joined;
-4. the head trains: trainer.engine=native runs `codefu_helpers.train.run` (today one process on the head:
-   the Ray worker group of the distributed trainer is not built yet, so the other hosts only hold their
-   Ray node), trainer.engine=verl runs `python -m verl.trainer.main_ppo <overrides>` against the cluster
+4. the head trains: trainer.engine=native runs `codefu_helpers.train.run`, whose controller (on the head)
+   places trainer.nnodes x trainer.gpus_per_node FSDP2 workers on the cluster's nodes through $RAY_ADDRESS
+   (workers on other hosts ship their checkpoint shards to the head, whose checkpoint dir SageMaker
+   uploads); trainer.engine=verl runs `python -m verl.trainer.main_ppo <overrides>` against the cluster
    and then merges verl's last checkpoint into an HF model. Checkpoints go to --checkpoint-dir (SageMaker
    syncs it with S3, so a restarted or Spot-interrupted job resumes), metrics/config/MLflow to --output-dir,
    the final model to --model-dir (uploaded as model.tar.gz);
@@ -192,6 +193,7 @@ def run_head(args, host: HostInfo, ips: dict[str, str], node) -> int:
 def run_worker(args, host: HostInfo, ips: dict[str, str], node) -> int:
     from .cluster import port_open, wait_for_port
 
+    training_config(args, len(host.hosts))  # a bad config fails every host at once, not only the head
     head_ip = ips[host.hosts[0]]
     deadline = time.monotonic() + args.join_timeout
     # the head's GCS port opens first; its metrics port once its own node (agents included) is up: joining

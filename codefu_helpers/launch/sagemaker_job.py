@@ -14,7 +14,8 @@ The job: `instance_count` hosts of `instance_type`; the image is the PyTorch tra
 (or your own, e.g. built from docker/Dockerfile with vLLM and bubblewrap); the source code is this package
 and configs/ (PYTHONPATH, no install); channels `train`, `test` (when data.val_path is set) and `config`
 (the experiment config rewritten for the container: data paths under /opt/ml/input/data, trainer.nnodes =
-instance_count, trainer.gpus_per_node = the instance's GPUs); checkpoints sync between /opt/ml/checkpoints
+instance_count, trainer.gpus_per_node = the instance's GPUs), uploaded by the SDK with the code under the job's own
+name (s3://BUCKET/PREFIX/BASE_JOB_NAME/JOB_NAME/input/CHANNEL); checkpoints sync between /opt/ml/checkpoints
 and a stable S3 prefix per config name, so a restarted or Spot-interrupted job resumes; the command on every
 host is `python -m codefu_helpers.launch.entrypoint --config /opt/ml/input/data/config/config.yaml`.
 The environment keeps EFA on (FI_PROVIDER=efa, never NCCL_NET_PLUGIN=none), passes an MLflow tracking
@@ -29,7 +30,6 @@ import os
 import re
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,8 @@ class LaunchConfig:
 @dataclass
 class LaunchPlan:
     request: dict[str, Any]                 # CreateTrainingJob request (JSON-able)
-    uploads: list[dict[str, str]]           # {"local": path, "s3": uri}: done when submitted
+    uploads: list[dict[str, str]]           # {"local": file, "s3": uri} per file: made only when submitted (code:
+                                            # the SDK uploads a temporary copy of source_dir)
     cost: dict[str, Any]
     job_config: ExperimentConfig            # the config the job's hosts read
     blockers: list[str]                     # why the job would fail at start (submit refuses while any)
@@ -223,11 +224,12 @@ def _stage_source(dest: Path, engine: str) -> Path:
     return src
 
 
-def _render_session_class():
+def _session_class(render: bool):
     from sagemaker.core.helper.session_helper import Session
 
-    class RenderSession(Session):
-        """A session that records uploads instead of making them, and knows its bucket without asking S3."""
+    class RecordingSession(Session):
+        """A session that knows its bucket without asking S3 and records every file the SDK uploads ({"local",
+        "s3"}, named as `Session.upload_data` names them); with `render`, it records without uploading."""
 
         def __init__(self, bucket: str, prefix: str, **kwargs):
             super().__init__(default_bucket=bucket, default_bucket_prefix=prefix, **kwargs)
@@ -238,11 +240,28 @@ def _render_session_class():
             return self._bucket
 
         def upload_data(self, path, bucket=None, key_prefix="data", callback=None, extra_args=None):
-            uri = f"s3://{bucket or self._bucket}/{key_prefix}"
-            self.recorded_uploads.append({"local": str(path), "s3": uri})
+            bucket = bucket or self._bucket
+            if os.path.isdir(path):
+                files = sorted(f for f in Path(path).rglob("*") if f.is_file())
+                keys = [f"{key_prefix}/{f.relative_to(path).as_posix()}" for f in files]
+                uri = f"s3://{bucket}/{key_prefix}"
+            else:
+                files, keys = [Path(path)], [f"{key_prefix}/{Path(path).name}"]
+                uri = f"s3://{bucket}/{keys[0]}"
+            if not render:
+                uri = super().upload_data(path, bucket, key_prefix, callback=callback, extra_args=extra_args)
+            self.recorded_uploads += [{"local": str(f), "s3": f"s3://{bucket}/{k}"} for f, k in zip(files, keys)]
             return uri
 
-    return RenderSession
+    return RecordingSession
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """`target` as a hard link to `source` (no copy of a large parquet), or a copy across filesystems."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def _trainer_class(render: bool):
@@ -299,7 +318,6 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
            work_dir: str | Path | None = None) -> LaunchPlan:
     """Builds the job for `cfg` (and submits it when `submit`); LaunchError lists every input problem first."""
     import boto3
-    from sagemaker.core.helper.session_helper import Session
     from sagemaker.core.training.configs import (CheckpointConfig, Compute, InputData, Networking, OutputDataConfig,
                                                  SourceCode, StoppingCondition, Tag)
 
@@ -327,17 +345,19 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
 
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="codefu-launch-"))
     work.mkdir(parents=True, exist_ok=True)
-    launch_id = f"{lc.base_job_name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    inputs = f"s3://{lc.bucket}/{lc.prefix}/inputs/{launch_id}"
-    (work / "config").mkdir(exist_ok=True)
-    jcfg.to_yaml(work / "config" / "config.yaml")
-    uploads = [{"local": cfg.data.train_path, "s3": f"{inputs}/train/{Path(cfg.data.train_path).name}"},
-               {"local": str(work / "config" / "config.yaml"), "s3": f"{inputs}/config/config.yaml"}]
-    channels = [InputData(channel_name="train", data_source=f"{inputs}/train/"),
-                InputData(channel_name="config", data_source=f"{inputs}/config/")]
-    if cfg.data.val_path:
-        uploads.append({"local": cfg.data.val_path, "s3": f"{inputs}/test/{Path(cfg.data.val_path).name}"})
-        channels.append(InputData(channel_name="test", data_source=f"{inputs}/test/"))
+    # the channels as folders the SDK uploads next to the code, under the job's own name: s3://BUCKET/PREFIX/
+    # BASE_JOB_NAME/JOB_NAME/input/{train,test,config,code,sm_drivers}
+    staged = work / "inputs"
+    shutil.rmtree(staged, ignore_errors=True)
+    (staged / "config").mkdir(parents=True)
+    jcfg.to_yaml(staged / "config" / "config.yaml")
+    channels = []
+    for name, local in (("train", cfg.data.train_path), ("config", None), ("test", cfg.data.val_path)):
+        if local:
+            (staged / name).mkdir()
+            _link_or_copy(Path(local), staged / name / Path(local).name)
+        if local or name == "config":
+            channels.append(InputData(channel_name=name, data_source=str(staged / name)))
 
     image = lc.image
     if image is None:
@@ -361,12 +381,8 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
     with (_no_aws_calls() if not submit else contextlib.nullcontext()):
         boto_session = boto3.Session(region_name=lc.region)
         sdk_defaults = _sdk_defaults(lc.sdk_telemetry)
-        if submit:
-            session = Session(boto_session=boto_session, default_bucket=lc.bucket, default_bucket_prefix=lc.prefix,
-                              sagemaker_config=sdk_defaults)
-        else:
-            session = _render_session_class()(lc.bucket, lc.prefix, boto_session=boto_session,
-                                              sagemaker_config=sdk_defaults)
+        session = _session_class(render=not submit)(lc.bucket, lc.prefix, boto_session=boto_session,
+                                                    sagemaker_config=sdk_defaults)
         env_guard = contextlib.nullcontext()
         if submit and not lc.validate_role:
             env_guard = _no_aws_calls()
@@ -395,21 +411,17 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
         command = source.command
         if not submit:
             request = trainer._create_training_job_args(boto3=True)  # the SDK's own request, uploads recorded
-            uploads += session.recorded_uploads
     cost = estimate_cost(lc.instance_type, lc.instance_count, hours=lc.max_run_hours, hourly_price=lc.hourly_price)
     cost["max_run_hours"] = cost.pop("hours")
     cost["per_run_at_max_run"] = cost.pop("per_run")
-    plan = LaunchPlan(request={}, uploads=uploads, cost=cost, job_config=jcfg, blockers=blockers, trainer=trainer,
+    plan = LaunchPlan(request={}, uploads=session.recorded_uploads, cost=cost, job_config=jcfg, blockers=blockers,
+                      trainer=trainer,
                       command=command, source_dir=source.source_dir)
     if not submit:
         plan.request = _jsonable(request)
         plan.job_name = plan.request.get("TrainingJobName")
         return plan
-    s3 = boto_session.client("s3")
-    for item in uploads:
-        bucket, _, key = item["s3"].removeprefix("s3://").partition("/")
-        s3.upload_file(item["local"], bucket, key)
-    trainer.train(wait=False, logs=False)
+    trainer.train(wait=False, logs=False)  # uploads the channels, then creates the job
     job = trainer._latest_training_job
     plan.job_name = job.training_job_name
     plan.request = _jsonable(boto_session.client("sagemaker").describe_training_job(TrainingJobName=plan.job_name))

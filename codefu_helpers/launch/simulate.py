@@ -84,7 +84,8 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
             env = dict(os.environ, SM_CURRENT_HOST=name, SM_HOSTS=json.dumps(names), SM_NUM_GPUS="0",
                        SM_MODEL_DIR=str(out / "model"), SM_OUTPUT_DATA_DIR=str(out),
                        RAY_USAGE_STATS_ENABLED="0", PYTHONUNBUFFERED="1",
-                       RAY_AUTH_MODE="disabled")  # a token file of another Ray on this machine must not apply
+                       RAY_AUTH_MODE="disabled",  # a token file of another Ray on this machine must not apply
+                       GLOO_SOCKET_IFNAME="lo")  # the workers' process group stays on the loopback interface
             argv = [sys.executable, "-m", "codefu_helpers.launch.entrypoint", "--config", str(Path(config).resolve()),
                     "--resource-config", str(host_dir / "resourceconfig.json"), "--model-dir", str(out / "model"),
                     "--checkpoint-dir", str(out / "checkpoints"), "--output-dir", str(out),

@@ -34,9 +34,10 @@ import numpy as np
 from ..rollout import Group, SamplingParams
 from .batching import balance_by_tokens, equal_counts, micro_batches, sample_tokens
 from .judge import LocalJudgePool, RayJudgePool, pool_size
-from .worker import Worker
+from .worker import Worker, folder_manifest, write_chunk
 
 PLACEMENT_TIMEOUT_S = 120  # waiting longer for devices means the cluster does not have them
+TRANSFER_CHUNK_BYTES = 64 << 20  # files travel between hosts in pieces of this size (the controller holds one)
 RANK_SEED_STRIDE = 1_000_000_007  # worker r samples with seed + r * stride: distinct streams, rank 0 unchanged
 
 
@@ -46,7 +47,8 @@ class WorkerError(RuntimeError):
 
 class WorkerGroup:
     world_size: int = 1
-    ray_nodes: int | None = None  # Ray nodes of the cluster (None without Ray)
+    ray_nodes: int | None = None  # Ray nodes the workers run on (None without Ray)
+    placement: tuple[str, ...] = ()  # per rank: the Ray node name (a SageMaker host name) or address it runs on
     backend: str = "hf"           # the workers' rollout engine
     tokenizer = None              # the policy's tokenizer, on the controller
 
@@ -140,14 +142,42 @@ class WorkerGroup:
         """Seconds one gathering of the whole sharded model takes (the slowest worker); 0 with one worker."""
         return max(self._run("all_gather_seconds", [()] * self.world_size))
 
+    # Workers on another host than the controller (`remote_ranks`) cannot write into the controller's folders (no
+    # shared disk on SageMaker): they write to scratch, which the controller copies into its folder (`fetch_part`).
+
+    remote_ranks: frozenset[int] = frozenset()
+    transfer_chunk_bytes: int = TRANSFER_CHUNK_BYTES
+
     def save(self, path: Path) -> None:
-        self._run("save", [(str(path),)] * self.world_size)
+        answers = self._run("save", [(str(path), r in self.remote_ranks) for r in range(self.world_size)])
+        self._fetch_parts(answers, Path(path))
+
+    def _fetch_parts(self, answers: list, path: Path) -> None:
+        for rank, part in enumerate(answers):
+            if part is not None:
+                self.fetch_part(rank, part, path)
+
+    def fetch_part(self, rank: int, part: dict, target: Path) -> None:
+        """Copies the files a remote worker wrote to scratch (`part`, see `worker.scratch_part`) into `target`."""
+        raise NotImplementedError  # only a Ray group has workers on other hosts
 
     def load(self, path: Path) -> None:
-        self._run("load", [(str(path),)] * self.world_size)
+        """Every worker restores `path`. A host of remote workers whose disk lacks some of the files seen here (it
+        did not get the checkpoint) first receives them, one file at a time, through its first worker; each remote
+        worker then checks its disk against what the controller sees before loading."""
+        manifest = {rel: size for rel, size in folder_manifest(path).items()
+                    if rel.startswith(("dcp/", "rng/")) or rel == "scheduler.pt"}  # what `Worker.load` reads
+        if self.remote_ranks:
+            self.complete_remote_hosts(Path(path), str(path), manifest)
+        self._run("load", [(str(path), manifest if r in self.remote_ranks else None) for r in range(self.world_size)])
+
+    def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, int]) -> None:
+        """Sends the files of `manifest` that folder `target` lacks on a remote host, read from `source` here."""
+        raise NotImplementedError  # only a Ray group has workers on other hosts
 
     def export(self, path: Path) -> None:
-        self._run("export", [(str(path),)] * self.world_size)
+        answers = self._run("export", [(str(path), r in self.remote_ranks) for r in range(self.world_size)])
+        self._fetch_parts(answers, Path(path))
 
     def close(self) -> None:
         raise NotImplementedError
@@ -228,7 +258,12 @@ class RayWorkerGroup(WorkerGroup):
                 raise WorkerError(f"trainer.nnodes={cfg.trainer.nnodes} x trainer.gpus_per_node="
                                   f"{cfg.trainer.gpus_per_node} needs {cfg.trainer.gpus_per_node} workers on each of "
                                   f"{cfg.trainer.nnodes} nodes, but Ray placed them {sorted(per_node.values())}")
-            self.ray_nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+            self.ray_nodes = len(per_node)
+            self.rank_nodes = [info["node_id"] for info in infos]
+            self.remote_ranks = frozenset(r for r, info in enumerate(infos) if info["node_id"] != here)
+            names = {node["NodeID"]: node.get("NodeName") or node.get("NodeManagerAddress") for node in ray.nodes()}
+            self.placement = tuple(names.get(info["node_id"], info["ip"]) for info in infos)
+            print("workers: " + ", ".join(f"rank {r} on {name}" for r, name in enumerate(self.placement)), flush=True)
             self.judge = RayJudgePool(compute_score, cfg.reward.mode, cfg.reward.num_workers, per_node)
             # one node: the rendezvous stays on loopback
             master = ("127.0.0.1" if len(per_node) == 1 else infos[0]["ip"], infos[0]["port"])
@@ -261,6 +296,48 @@ class RayWorkerGroup(WorkerGroup):
         answers = ray.get(refs)
         self._record(time.perf_counter() - start, [busy for busy, _ in answers])
         return [result for _, result in answers]
+
+    def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, int]) -> None:
+        import ray
+
+        first_rank = {}
+        for rank in sorted(self.remote_ranks):
+            first_rank.setdefault(self.rank_nodes[rank], rank)
+        for node, rank in first_rank.items():
+            actor = self.actors[rank]
+            _, missing = ray.get(actor.call.remote("missing_files", target, manifest))
+            if missing:
+                print(f"checkpoint {Path(target).name}: sending {len(missing)} file(s) to the host of rank {rank}, "
+                      "whose disk lacks them", flush=True)
+            for rel in missing:
+                with open(source / rel, "rb") as f:
+                    offset = 0
+                    while True:  # an empty file is still written once
+                        chunk = f.read(self.transfer_chunk_bytes)
+                        ray.get(actor.call.remote("write_chunk", str(Path(target) / rel), offset, chunk))
+                        offset += len(chunk)
+                        if len(chunk) < self.transfer_chunk_bytes:
+                            break
+
+    def fetch_part(self, rank: int, part: dict, target: Path) -> None:
+        import ray
+
+        actor, scratch = self.actors[rank], Path(part["scratch"])
+        try:
+            for rel, size in part["files"].items():
+                offset = 0
+                while True:
+                    _, chunk = ray.get(actor.call.remote("read_chunk", str(scratch / rel), offset,
+                                                         self.transfer_chunk_bytes))
+                    write_chunk(target / rel, offset, chunk)
+                    offset += len(chunk)
+                    if len(chunk) < self.transfer_chunk_bytes or offset >= size:
+                        break
+                if offset != size:
+                    raise OSError(f"copying {rel} from rank {rank} ({self.rank_nodes[rank]}) into {target} got "
+                                  f"{offset} of its {size} bytes")
+        finally:
+            ray.get(actor.call.remote("remove_scratch", str(scratch)))
 
     def close(self) -> None:
         """Kills the workers and judge actors, and stops Ray if this group started it. Safe to call twice."""

@@ -7,18 +7,23 @@ is called directly; in a Ray run each worker is a Ray actor on its own device (C
 torch.distributed process group (NCCL on GPU, gloo on CPU) for FSDP2's collectives.
 
 Rollout: a one-worker run generates with the training model itself (HF) or streams its weights into vLLM. A sharded
-worker holds only shards, so its HF engine samples from a whole copy of the model (`rollout_model`), refreshed
-after every update by `sync_weights` (a gathering of the full weights: a collective).
+worker holds only shards, so its engine (HF, or its own vLLM engine in the actor's process) samples from a whole
+copy of the model (`rollout_model`), refreshed after every update by `sync_weights` (a gathering of the full weights:
+a collective) and streamed into vLLM from there. vLLM started after the process group adopts the workers' world as
+its own and builds its one-rank tensor-parallel groups in it, which all workers do together in `start` (checked on
+CPU with gloo: the engines' log-probs equal the trainer's after every update; not yet run with NCCL on GPUs).
 """
 
 from __future__ import annotations
 
 import copy
 import random
+import shutil
+import socket
+import tempfile
+import time
 import warnings
 from contextlib import contextmanager
-import socket
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -172,7 +177,11 @@ class Worker:
         return time.perf_counter() - start
 
     def validate(self, rows: list[dict], n: int, params: SamplingParams) -> dict:
-        return pass_rate(self.hf_model, self.tokenizer, rows, n, params) if rows else {"problems": 0}
+        """pass@1 on `rows`, sampled by the rollout engine (vLLM, synced after the last update) or HF generate."""
+        if not rows:
+            return {"problems": 0}
+        engine = self.engine if self.engine.backend == "vllm" else None
+        return pass_rate(self.hf_model, self.tokenizer, rows, n, params, engine=engine)
 
     def all_gather_seconds(self, repeats: int = 5) -> float:
         """Mean seconds to gather every FSDP2 unit of the policy once and free it again (what each forward pays
@@ -192,28 +201,42 @@ class Worker:
 
     # -- state -----------------------------------------------------------------------------------------
 
-    def save(self, path: str) -> None:
+    def save(self, path: str, ship: bool = False) -> dict | None:
         """This worker's part of checkpoint folder `path`: its model and optimizer shards (dcp/, written by all
         workers together), its RNG state (rng/rank_NNNNN.pt); rank 0 also the schedule and the whole model in HF
-        format (model/)."""
+        format (model/). With `ship` (a worker on another host than the controller, whose disk the controller cannot
+        see) the part is written to a scratch folder here, which the controller then copies into `path` chunk by
+        chunk (see `scratch_part`)."""
+        import torch.distributed.checkpoint as dcp
+
+        def write(target: Path) -> None:
+            with _one_process_is_fine():
+                dcp.save(self.policy.sharded_state(), checkpoint_id=target / "dcp")
+            (target / "rng").mkdir(parents=True, exist_ok=True)
+            torch.save({"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
+                        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
+                       target / "rng" / f"rank_{self.rank:05d}.pt")
+            if self.rank == 0:
+                torch.save(self.policy.scheduler.state_dict(), target / "scheduler.pt")
+                save_hf_model(self.hf_model, self.tokenizer, target / "model")
+
+        return _write_or_ship(path, ship, write)
+
+    def load(self, path: str, manifest: dict[str, int] | None = None) -> None:
+        """Restores a checkpoint written by any number of workers (torch.distributed.checkpoint reshards). With
+        `manifest` ({relative path: size} as the controller sees the folder) a worker on another host first checks
+        that its own disk holds the same files, and names what is missing otherwise."""
         import torch.distributed.checkpoint as dcp
 
         path = Path(path)
-        with _one_process_is_fine():
-            dcp.save(self.policy.sharded_state(), checkpoint_id=path / "dcp")
-        (path / "rng").mkdir(parents=True, exist_ok=True)
-        torch.save({"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
-                    "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
-                   path / "rng" / f"rank_{self.rank:05d}.pt")
-        if self.rank == 0:
-            torch.save(self.policy.scheduler.state_dict(), path / "scheduler.pt")
-            save_hf_model(self.hf_model, self.tokenizer, path / "model")
-
-    def load(self, path: str) -> None:
-        """Restores a checkpoint written by any number of workers (torch.distributed.checkpoint reshards)."""
-        import torch.distributed.checkpoint as dcp
-
-        path = Path(path)
+        missing = missing_files(path, manifest) if manifest else []
+        if missing:
+            host = socket.gethostname()
+            raise FileNotFoundError(
+                f"rank {self.rank} (host {host}) cannot resume from {path}: {len(missing)} of its files are not on this "
+                f"host ({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}), although the controller sends a "
+                "host what it lacks (WorkerGroup.load): check that checkpoint.dir is writable on this host and its disk "
+                "has room, or put checkpoint.dir on a filesystem all hosts share")
         state = self.policy.sharded_state()
         with _one_process_is_fine():
             dcp.load(state, checkpoint_id=path / "dcp")
@@ -229,10 +252,36 @@ class Worker:
                 torch.cuda.set_rng_state_all(rng["cuda"])
         self.sync_weights()
 
-    def export(self, path: str) -> None:
-        """The whole model in HF format at `path` (rank 0 writes; the others only took part in the last sync)."""
-        if self.rank == 0:
-            save_hf_model(self.hf_model, self.tokenizer, path)
+    # Files travel between hosts in chunks (`read_chunk`, `write_chunk`), never a whole checkpoint part at once:
+    # a 7B model's optimizer shard is several GB per worker, and the controller holds one chunk at a time.
+
+    def missing_files(self, path: str, manifest: dict[str, int]) -> list[str]:
+        """Files of `manifest` ({relative path: size}) that folder `path` on this worker's host lacks."""
+        return missing_files(path, manifest)
+
+    def read_chunk(self, path: str, offset: int, size: int) -> bytes:
+        """Up to `size` bytes of file `path` on this worker's host, from `offset`."""
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read(size)
+
+    def write_chunk(self, path: str, offset: int, data: bytes) -> None:
+        """Writes `data` at `offset` of file `path` on this worker's host (offset 0 creates or truncates it)."""
+        write_chunk(path, offset, data)
+
+    def remove_scratch(self, scratch: str) -> None:
+        """Deletes a scratch folder of `save`/`export` once the controller has copied it."""
+        if not Path(scratch).name.startswith(SCRATCH_PREFIX):
+            raise ValueError(f"{scratch} is not a scratch folder of this worker's (its name starts with "
+                             f"{SCRATCH_PREFIX!r}); refusing to delete it")
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    def export(self, path: str, ship: bool = False) -> dict | None:
+        """The whole model in HF format at `path` (rank 0 writes; the others only took part in the last sync).
+        With `ship`, rank 0 writes to a scratch folder that the controller copies (see `scratch_part`)."""
+        if self.rank != 0:
+            return None
+        return _write_or_ship(path, ship, lambda target: save_hf_model(self.hf_model, self.tokenizer, target))
 
     def close(self) -> None:
         if self.world_size > 1:
@@ -243,6 +292,52 @@ class Worker:
         close = getattr(self.engine, "close", None)
         if close is not None:
             close()
+
+
+SCRATCH_PREFIX = "codefu_part_"
+
+
+def _write_or_ship(path: str, ship: bool, write) -> dict | None:
+    """`write(folder)` into `path`; with `ship`, into a scratch folder on this host, described by the returned
+    `scratch_part` for the controller to copy (and then remove with `Worker.remove_scratch`)."""
+    if not ship:
+        write(Path(path))
+        return None
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    try:
+        write(scratch)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return scratch_part(scratch)
+
+
+def scratch_part(scratch: str | Path) -> dict:
+    """{"scratch": folder, "files": {relative path: size}}: what a worker on another host wrote for the controller
+    to copy, file by file and chunk by chunk."""
+    return {"scratch": str(scratch), "files": folder_manifest(scratch)}
+
+
+def write_chunk(path: str | Path, offset: int, data: bytes) -> None:
+    """Writes `data` at `offset` of file `path` (offset 0 creates or truncates it, and its folders)."""
+    path = Path(path)
+    if offset == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb" if offset == 0 else "r+b") as f:
+        f.seek(offset)
+        f.write(data)
+
+
+def folder_manifest(folder: str | Path) -> dict[str, int]:
+    """{relative path: size} of every file under `folder`."""
+    folder = Path(folder)
+    return {str(f.relative_to(folder)): f.stat().st_size for f in sorted(folder.rglob("*")) if f.is_file()}
+
+
+def missing_files(folder: str | Path, manifest: dict[str, int]) -> list[str]:
+    """Files of `manifest` that `folder` lacks or holds with another size."""
+    here = folder_manifest(folder) if Path(folder).is_dir() else {}
+    return [rel for rel, size in manifest.items() if here.get(rel) != size]
 
 
 @contextmanager
