@@ -1,10 +1,13 @@
 """GRPO visibly learns on CPU, from the command line: `configs/cpu_learn.yaml` warm-starts the tiny model on its
-training problems, and 12 GRPO steps raise its pass rate on them.
+training problems, and 36 GRPO steps raise its pass rate on them.
 
-Fixed seeds throughout, so the run is deterministic on one platform: measured 0.250 -> 0.359 pass@1 (64 samples
-each). The margin sits below that gain and well above zero: it fails when the update is wrong (sign flipped,
-advantages zero, log-probs misaligned). With 4 or 6 problems the warm start alone already solves 0.83-0.94 of
-them and GRPO has nothing left to gain, which is why the run keeps 8.
+Fixed seeds throughout, so the run is deterministic on one platform, but another CPU's floating-point kernels send
+the same seed down another path (12 steps gained +0.11 here and -0.02 on the CI machine). So the config is sized by
+`benchmarks/cpu_learn.py` over three seeds, standing in for three platforms: 36 steps gained +0.08 to +0.20 pass@1
+(128 samples each side; see benchmarks/RESULTS.md), 24 steps only +0.02 to +0.17. The margin sits below the
+smallest of those gains and above zero: it fails when the update is wrong (sign flipped, advantages zero,
+log-probs misaligned). With 4 or 6 problems the warm start alone already solves 0.83-0.94 of them and GRPO has
+nothing left to gain, which is why the run keeps 8.
 """
 
 import json
@@ -23,8 +26,9 @@ from conftest import ROOT, SAMPLE
 
 pytestmark = pytest.mark.slow
 
-EVAL_SAMPLES = 8
-MARGIN = 0.08
+STEPS = 36
+EVAL_SAMPLES = 16
+MARGIN = 0.04
 
 
 def test_the_cpu_learn_config_raises_the_pass_rate_from_the_command_line(python_split, tmp_path):
@@ -34,7 +38,7 @@ def test_the_cpu_learn_config_raises_the_pass_rate_from_the_command_line(python_
            f"data.val_path={python_split['test']}", f"data.raw_path={SAMPLE}", "tracking.backend=none"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1800)
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    assert "step 12/12" in proc.stdout and "GRPO starts from" in proc.stdout
+    assert f"step {STEPS}/{STEPS}" in proc.stdout and "GRPO starts from" in proc.stdout
 
     cfg = ExperimentConfig.from_yaml(out / "config.yaml")
     record = json.loads((out / "model" / "codefu_training.json").read_text())
@@ -54,6 +58,6 @@ def test_the_cpu_learn_config_raises_the_pass_rate_from_the_command_line(python_
     assert after >= before + MARGIN, results
 
     metrics = read_metrics(out)
-    assert [m["step"] for m in metrics] == list(range(1, 13))
-    assert [m["step"] for m in metrics if "val/pass_at_1" in m] == [6, 12]
+    assert cfg.trainer.total_steps == STEPS and [m["step"] for m in metrics] == list(range(1, STEPS + 1))
+    assert [m["step"] for m in metrics if "val/pass_at_1" in m] == [18, 36]
     assert sum(m["judge_errors"] for m in metrics) == 0
