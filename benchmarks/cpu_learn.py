@@ -3,6 +3,7 @@ seed, with pass@1 on the training problems before and after GRPO judged as `test
 
     .venv/bin/python benchmarks/cpu_learn.py --seeds 0 1 2 --json runs/cpu_learn_seeds.json    # the run in RESULTS.md
     .venv/bin/python benchmarks/cpu_learn.py --seeds 0 --set optim.lr=2e-4                     # one variant
+    .venv/bin/python benchmarks/cpu_learn.py --seeds 0 --work-dir runs/learn_seeds             # keep the runs
 
 A different `trainer.seed` changes the warm start, the sampling and the shuffling: it stands in for another CPU,
 whose floating-point kernels send the same seed down another path. The learning test's margin has to hold on all
@@ -14,6 +15,7 @@ problem (evaluation seed 2024, the test's).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import subprocess
@@ -78,9 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="overrides", nargs="*", default=[], metavar="KEY=VALUE",
                         help="config overrides for every seed")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--work-dir", help="keep the split and each seed's run (seedN/) here (default: a temporary "
+                                           "folder, removed at the end)")
     args = parser.parse_args(argv)
 
-    with tempfile.TemporaryDirectory(prefix="codefu-learn-") as tmp:
+    with (contextlib.nullcontext(args.work_dir) if args.work_dir
+          else tempfile.TemporaryDirectory(prefix="codefu-learn-")) as tmp:
         work = Path(tmp)
         data = split(work)
         results = []

@@ -17,3 +17,35 @@ def test_data_filter_benchmark_methods_keep_the_same_rows(tmp_path):
     kept = {method: r["kept"] for method, r in results["results"].items()}
     assert set(kept) == {"stream", "stream+generated", "load-all", "load-all+generated"}
     assert len(set(kept.values())) == 1 and 0 < kept["stream"] < 120, kept
+
+
+def test_cpu_learn_benchmark_reports_what_its_runs_measured(tmp_path):
+    """One GRPO step, one evaluation sample per problem: the logged numbers against the kept run's own files and a
+    direct pass@1 of the same models with the same settings."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from codefu_helpers.config import ExperimentConfig
+    from codefu_helpers.data import read_verl_parquet
+    from codefu_helpers.tracking import read_metrics
+    from codefu_helpers.trainer import pass_rate, sampling_params
+
+    out, work = tmp_path / "learn.json", tmp_path / "work"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cpu_learn.py"), "--seeds", "0", "--eval-samples", "1",
+                    "--json", str(out), "--work-dir", str(work), "--set", "trainer.total_steps=1",
+                    "trainer.test_freq=1", "checkpoint.save_every=1"], check=True, capture_output=True, timeout=900)
+    (r,) = json.loads(out.read_text())["seeds"]
+    run = work / "seed0"
+    (metrics,) = read_metrics(run)
+    assert r["steps"] == [{"step": 1, "reward_mean": round(metrics["reward_mean"], 3),
+                           "pass_rate": round(metrics["pass_rate"], 3)}]
+    cfg = ExperimentConfig.from_yaml(run / "config.yaml")
+    assert cfg.trainer.seed == 0 and cfg.trainer.total_steps == 1 and cfg.data.max_problems == 8
+    record = json.loads((run / "model" / "codefu_training.json").read_text())
+    rows = [row for row in read_verl_parquet(work / "data" / "train.parquet")
+            if row["reward_model"]["ground_truth"]["name"] in set(record["train_problems"])]
+    for name, path in (("before", record["start_model"]), ("after", run / "model")):
+        model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+        direct = pass_rate(model, tokenizer, rows, 1, sampling_params(cfg, seed=2024))
+        assert r[name] == round(direct["pass_rate"], 4), name
+        assert r[f"{name}_solved"] == f"{direct['solved_samples']} of 8", name
+    assert r["gain"] == round(r["after"] - r["before"], 4)
