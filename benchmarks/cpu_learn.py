@@ -41,7 +41,8 @@ def run_seed(seed: int, data: dict[str, Path], out: Path, overrides: list[str], 
     from codefu_helpers.config import ExperimentConfig
     from codefu_helpers.data import read_verl_parquet
     from codefu_helpers.tracking import read_metrics
-    from codefu_helpers.trainer import pass_rate, sampling_params
+    from codefu_helpers.evaluate import pass_rate
+    from codefu_helpers.trainer import sampling_params
 
     cmd = [sys.executable, "-m", "codefu_helpers.train", "--config", str(ROOT / "configs" / "cpu_learn.yaml"),
            "--output-dir", str(out), "--set", f"data.train_path={data['train']}", f"data.val_path={data['test']}",

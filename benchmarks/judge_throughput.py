@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from codefu_helpers.data import load_problems  # noqa: E402
 from codefu_helpers.sandbox import Judge, Submission, Verdict, outputs_match  # noqa: E402
 from codefu_helpers.sandbox.cpp import CXX_FLAGS  # noqa: E402
-from codefu_helpers.sandbox.validation import items_from_rows  # noqa: E402
+from codefu_helpers.reward_validation import items_from_rows  # noqa: E402
 
 VERL_PYTHON = ROOT / ".venv-verl" / "bin" / "python"
 KINDS = ("OK", "WA", "TLE", "RE", "CE")

@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from codefu_helpers.eval_datasets import load_benchmark  # noqa: E402
 from codefu_helpers.evaluate import SMOLLM2_URI, load_model  # noqa: E402
 from codefu_helpers.rollout import HFRollout, SamplingParams, VLLMRollout, encode_prompt  # noqa: E402
-from codefu_helpers.trainer import pack, response_log_probs  # noqa: E402
+from codefu_helpers.policy_ops import pack, response_log_probs  # noqa: E402
 
 
 def timed_generate(engine, prompts, n: int, params: SamplingParams) -> dict:

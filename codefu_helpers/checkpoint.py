@@ -16,6 +16,10 @@ scratch on its own disk, which the controller copies into the folder in 64 MiB c
 so a checkpoint is whole on the controller's host without a shared filesystem. On SageMaker, DIR/checkpoints is `/opt/ml/checkpoints`,
 which SageMaker syncs with S3, so a restarted job finds it; before a resume, a host whose disk lacks files of the
 checkpoint gets them from the controller, and each worker there checks its disk before it loads.
+
+The final model goes to `<output_dir>/model` (MODEL_DIR) in the same HF format, with `codefu_training.json`
+(TRAINING_RECORD) beside its weights: the problems it was trained on and the model GRPO started from, which
+`codefu_helpers.evaluate` reads to tell seen problems from held-out ones.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 STEP_PREFIX = "step_"
+MODEL_DIR = "model"                         # <output_dir>/model: the final model (SageMaker: /opt/ml/model)
+TRAINING_RECORD = "codefu_training.json"    # in the model folder: the problems trained on, what GRPO started from
 
 
 @dataclass

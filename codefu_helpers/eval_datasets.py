@@ -161,7 +161,7 @@ def _raw_solutions(rows: list[dict], sources_dir: Path | None) -> dict[str, tupl
     language_of = {v: k for k, v in LANGUAGE_IDS.items()}
     intended = {}
     if sources_dir is not None:
-        from .sandbox.validation import intended_verdicts
+        from .reward_validation import intended_verdicts
 
         intended = intended_verdicts(sources_dir)
     out = {}

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from .eval_datasets import EvalProblem, defines_function, load_benchmark
+from .eval_datasets import EvalProblem, defines_function, load_benchmark, problem_from_verl_row
 
 VERDICTS = ("OK", "WA", "TLE", "MLE", "RE", "CE", "NO_CODE", "JUDGE_ERROR")
 POLICIES = ("model", "gold", "incorrect")
@@ -386,6 +386,29 @@ def evaluate_model(problems: list[EvalProblem], engine, cfg: EvalConfig | None =
     summary.update(policy="model", model=model_name, skipped_problems=skipped,
                    timing=_timing(len(problems) - len(skipped), len(records), wall, generate_seconds))
     return Evaluation(samples, _jsonable(summary))
+
+
+def pass_rate(model, tokenizer, rows: list[dict], n: int, params, engine=None) -> dict[str, float]:
+    """pass@1 of `model` on verl rows: n samples per problem (sampled with `params`, a rollout `SamplingParams`)
+    judged on all tests by `evaluate_model` (the path of notebook 05 and the evaluation CLI), so the trainer's
+    before/after and validation numbers and an evaluation agree.
+    `engine`: a rollout engine holding the model's weights (a synced vLLM engine) to sample with instead of HF."""
+    from .rollout import HFRollout
+
+    cfg = EvalConfig(n_samples=n, ks=(1,), max_new_tokens=params.max_new_tokens, temperature=params.temperature,
+                     top_p=params.top_p, seed=params.seed, batch_size=params.batch_size,
+                     max_prompt_tokens=params.max_prompt_tokens, n_bootstrap=1)
+    was_training = model.training
+    try:
+        evaluation = evaluate_model([problem_from_verl_row(r) for r in rows], engine or HFRollout(model, tokenizer),
+                                    cfg, progress=False)
+    finally:
+        model.train(was_training)
+    summary = evaluation.summary
+    value = summary["pass_at_k"]["1"]["value"]
+    return {"pass_rate": math.nan if value is None else float(value), "problems": len(rows),
+            "samples": int(summary["samples"]), "judge_errors": int(summary["judge_errors"]),
+            "solved_samples": int(evaluation.samples["solved"].sum())}
 
 
 @contextmanager
@@ -772,7 +795,7 @@ def run_evaluation(dataset, *, model: str | None = None, policy: str = "model", 
 
 def training_record(model: str) -> dict | None:
     """The `codefu_training.json` the trainer writes beside a final model (problems trained on, start model)."""
-    from .trainer import TRAINING_RECORD
+    from .checkpoint import TRAINING_RECORD
 
     path = Path(model) / TRAINING_RECORD
     return json.loads(path.read_text()) if path.is_file() else None

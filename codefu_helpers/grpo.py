@@ -18,6 +18,10 @@ zero (verl's float32 std of e.g. eight 0.9s is ~6e-8, not 0, which turns roundin
 of +-0.06); NaN/inf on padded positions never reaches the loss (verl's seq-mean modes multiply by the mask,
 and NaN * 0 is NaN); and a batch with no valid token aggregates to 0 instead of NaN.
 
+A step's bookkeeping lives here too: `mini_batch_metrics` merges micro-batch metrics into the whole mini-batch's
+values, and `rollout_log_prob_check` measures how far the rollout engine's log-probs are from the policy's (the
+weight-sync check) and gives the truncated importance weights when the loss uses the engine's log-probs.
+
 Shapes: B samples (responses) in a batch, T response tokens (padded), V vocabulary size.
 Masks are (B, T) with 1/True on response tokens that count and 0/False on padding.
 
@@ -51,6 +55,9 @@ __all__ = [
     "token_log_probs",
     "actor_loss",
     "ActorLossOutput",
+    "SUMMED_LOSS_METRICS",
+    "mini_batch_metrics",
+    "rollout_log_prob_check",
 ]
 
 # token-mean: every valid token in the batch weighs the same (long samples dominate).
@@ -430,3 +437,50 @@ def actor_loss(
         metrics["kl_loss"] = kl_term.detach()
     metrics["loss"] = loss.detach()
     return ActorLossOutput(loss=loss, metrics=metrics)
+
+
+# ----------------------------------------------------------------------------------------------------
+# What a step reports about its losses and its samples' log-probs
+
+# actor_loss metrics that are already normalised by the whole mini-batch (summed over its micro-batches)
+SUMMED_LOSS_METRICS = ("loss", "pg_loss", "entropy", "kl_loss")
+
+
+def mini_batch_metrics(micro_metrics: list[tuple[dict, int]], total_tokens: int) -> dict[str, float]:
+    """One mini-batch's metrics from its micro-batches' `actor_loss` metrics and response-token counts.
+
+    Loss terms (SUMMED_LOSS_METRICS) are already divided by the whole mini-batch's token/sample count, so the
+    mini-batch's value is their sum; the ratio metrics (clip fractions, ppo_kl) are token means over one micro-batch,
+    so each is weighted by its micro-batch's share of the mini-batch's tokens. Either way the result equals the
+    metric computed on the whole mini-batch at once."""
+    out: dict[str, float] = {}
+    for metrics, tokens in micro_metrics:
+        share = tokens / max(total_tokens, 1)
+        for k, v in metrics.items():
+            out[k] = out.get(k, 0.0) + (1.0 if k in SUMMED_LOSS_METRICS else share) * float(v)
+    return out
+
+
+def rollout_log_prob_check(rollout_log_probs: Sequence[Sequence[float] | None], old: list[torch.Tensor],
+                           use_rollout_log_probs: bool, cap: float) -> tuple[dict, list | None]:
+    """How far the engine's log-probs (one list per sample, `Sample.rollout_log_probs`) are from the policy's (old)
+    ones (R_i,) over a step's sampled tokens, and, with
+    `use_rollout_log_probs` (rollout.use_rollout_log_probs), the truncated importance weights min(exp(old - rollout),
+    cap) per token (cap: rollout.rollout_is_cap).
+
+    With an exact weight sync the gap is float noise (< 1e-3 on CPU float32); a large one means the engine
+    sampled from other weights or another distribution. Engines without log-probs (HF) report nothing."""
+    if not rollout_log_probs or any(lp is None for lp in rollout_log_probs):
+        return {}, None
+    gaps = [old[i] - torch.tensor(lp, device=old[i].device, dtype=old[i].dtype)
+            for i, lp in enumerate(rollout_log_probs)]  # (R_i,) each: old - rollout
+    flat = torch.cat(gaps)
+    if flat.numel() == 0:
+        return {}, None
+    out = {"rollout_logprob_diff_max": float(flat.abs().max()), "rollout_logprob_diff_mean": float(flat.abs().mean())}
+    if not use_rollout_log_probs:
+        return out, None
+    weights = [torch.exp(g).clamp(max=cap) for g in gaps]
+    out["rollout_is_weight_mean"] = float(torch.cat(weights).mean())
+    out["rollout_is_capped_frac"] = float((torch.exp(flat) > cap).float().mean())
+    return out, weights

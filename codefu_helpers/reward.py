@@ -12,8 +12,10 @@ The same function plugs into verl unchanged (its custom-reward signature):
     +reward.custom_reward_function.reward_kwargs.reward_mode=codefu_stage1
 
 verl calls it once per sample, from several threads at a time: all calls share the process-wide judge, whose
-workers run the samples concurrently. `compute_score_batch` (lists in, list out) is the batched form for this
-project's trainer.
+workers run the samples concurrently. `compute_score_batch` (lists in, list out) is the batched form. This
+project's trainer scores each sample the moment it is generated through `score_response`, which wraps a
+`compute_score` (this one or a user's) into a `Scored` result and turns a crash of the reward machinery into a
+judge error.
 
 Reward modes (`reward_mode`):
     codefu_stage2 (default)  CodeFu-7B stage 2, linear: -1 no code, -0.5 compile error, 0 on a time-limit
@@ -33,7 +35,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from .sandbox import Judge, SampleResult, Submission, Verdict, get_judge
 from .sandbox.results import LANGUAGE_ALIASES
@@ -288,3 +292,26 @@ def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos=
         for (i, _), mode, sample in zip(pending, modes, samples):
             results[i] = score_sample(sample, mode)
     return results
+
+
+# --- the trainer's view -------------------------------------------------------------------------------------
+
+@dataclass
+class Scored:
+    score: float
+    passed: bool           # every private test passed
+    judge_error: bool      # judging failed: the sample is excluded from training
+    status: str
+    details: dict[str, Any]
+
+
+def score_response(compute_score: Callable, text: str, row: dict, reward_mode: str) -> Scored:
+    """A response to a verl row through `compute_score` (this module's, or a user's with its signature), as the
+    trainer's judge pools call it; a crash of the reward machinery itself is a judge error, never a 0 reward."""
+    try:
+        out = compute_score(row["data_source"], text, row["reward_model"]["ground_truth"],
+                            extra_info=row.get("extra_info"), reward_mode=reward_mode)
+    except Exception as exc:  # noqa: BLE001 - any failure here is the judge's, not the sample's
+        return Scored(0.0, False, True, "judge_error", {"error": f"{type(exc).__name__}: {exc}"})
+    judge_error = bool(out.get("judge_error")) or out.get("status") == "judge_error"
+    return Scored(float(out["score"]), out.get("status") == "accepted", judge_error, str(out.get("status", "")), out)

@@ -17,9 +17,9 @@ This loop is the controller. The model, its reference, the optimizer and the rol
 Ray actor per device (CPU: per process) holding FSDP2 shards, with prompts and samples split over them. The loop
 is the same either way.
 
-Samples, log-probs and losses are laid out as (B, T): B samples, T response tokens (right-padded). Prompts are
-left-padded so that every response starts in the same column, which lets the log-prob pass compute logits for
-the response positions only.
+The loop only orchestrates: the maths is in `grpo` (advantages, losses, step metrics), the model-side work in
+`policy_ops` (packing, log-probs) run by the workers, scoring in `reward`, the final model's layout in `checkpoint`
+and pass@1 in `evaluate`. Samples, log-probs and losses are laid out as (B, T): B samples, T response tokens.
 
     python -m codefu_helpers.train --config configs/ci_tiny.yaml --output-dir runs/tiny
 """
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,154 +35,15 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
-from torch.utils.checkpoint import checkpoint
 
 from . import grpo
+from .checkpoint import (MODEL_DIR, TRAINING_RECORD, TrainerState, latest_checkpoint, load_trainer_state,
+                         write_checkpoint)
 from .config import check_native_trainer
-from .checkpoint import TrainerState, latest_checkpoint, load_trainer_state, write_checkpoint
-from .rollout import Group, HFRollout, Sample, SamplingParams
-
-
-# ------------------------------------------------------------------------------------------------ batches
-
-
-@dataclass
-class PackedBatch:
-    input_ids: torch.Tensor       # (B, P + T) left-padded prompt, then right-padded response
-    attention_mask: torch.Tensor  # (B, P + T)
-    position_ids: torch.Tensor    # (B, P + T)
-    response_ids: torch.Tensor    # (B, T)
-    response_mask: torch.Tensor   # (B, T) float, 1 on response tokens that count
-    prompt_width: int             # P
-
-
-def pack(samples: list[Sample], pad_id: int, device: torch.device | str = "cpu",
-         weights: list[float] | None = None) -> PackedBatch:
-    """Pads samples so that every response starts at column P. `weights` zero a sample's mask (excluded)."""
-    width = max(len(s.prompt_ids) for s in samples)
-    length = max(1, max(len(s.response_ids) for s in samples))
-    ids, attn, resp, mask = [], [], [], []
-    for i, s in enumerate(samples):
-        left, right = width - len(s.prompt_ids), length - len(s.response_ids)
-        ids.append([pad_id] * left + s.prompt_ids + s.response_ids + [pad_id] * right)
-        attn.append([0] * left + [1] * (len(s.prompt_ids) + len(s.response_ids)) + [0] * right)
-        resp.append(s.response_ids + [pad_id] * right)
-        w = 1.0 if weights is None else weights[i]
-        mask.append([w] * len(s.response_ids) + [0.0] * right)
-    input_ids = torch.tensor(ids, device=device)
-    attention_mask = torch.tensor(attn, device=device)
-    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-    return PackedBatch(input_ids, attention_mask, position_ids, torch.tensor(resp, device=device),
-                       torch.tensor(mask, device=device, dtype=torch.float32), width)
-
-
-# Bytes of float32 logits one chunk of the vocabulary projection may hold: (rows, V) * 4 <= this.
-LOGITS_CHUNK_BYTES = 64 << 20
-
-
-def response_log_probs(model, batch: PackedBatch, temperature: float = 1.0, with_entropy: bool = False,
-                       entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Log-probs (B, T) of the response tokens under `model` at the sampling temperature, and entropy (B, T).
-
-    The full (B, T, V) logits are never materialised: the decoder's hidden states at the response positions are
-    projected onto the vocabulary a chunk of rows at a time (`LOGITS_CHUNK_BYTES` of float32 logits), temperature
-    applied inside the chunk, and with a gradient each chunk is checkpointed so backward recomputes its logits
-    instead of keeping them. The entropy carries a gradient only with `entropy_grad` (an entropy bonus).
-    """
-    T = batch.response_ids.shape[1]
-    decoder, head = _decoder_and_head(model)
-    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                     position_ids=batch.position_ids, use_cache=False).last_hidden_state  # (B, P + T, H)
-    hidden = hidden[:, -(T + 1):-1]  # (B, T, H): position P-1+t predicts response token t
-    B, _, H = hidden.shape
-    flat, ids = hidden.reshape(B * T, H), batch.response_ids.reshape(B * T)
-    rows = max(1, LOGITS_CHUNK_BYTES // (4 * head.weight.shape[0]))
-    needs_grad = torch.is_grad_enabled() and flat.requires_grad
-
-    def chunk(h: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        z = head(h).float()  # (rows, V)
-        if temperature != 1.0:
-            z = z / temperature
-        lse = torch.logsumexp(z, dim=-1)
-        log_prob = z.gather(-1, y[:, None])[:, 0] - lse
-        if not with_entropy:
-            return log_prob, lse.new_zeros(())
-        entropy = lse - (torch.softmax(z, dim=-1) * z).sum(-1)
-        return log_prob, entropy if entropy_grad else entropy.detach()
-
-    parts = [checkpoint(chunk, flat[i:i + rows], ids[i:i + rows], use_reentrant=False) if needs_grad
-             else chunk(flat[i:i + rows], ids[i:i + rows]) for i in range(0, B * T, rows)]
-    log_probs = torch.cat([lp for lp, _ in parts]).reshape(B, T)
-    entropy = torch.cat([e for _, e in parts]).reshape(B, T) if with_entropy else None
-    return log_probs, entropy
-
-
-def _decoder_and_head(model):
-    """(decoder returning last_hidden_state, vocabulary projection) of an HF causal LM."""
-    if getattr(model.config, "final_logit_softcapping", None):
-        raise ValueError(f"{type(model).__name__} soft-caps its logits (final_logit_softcapping), which the chunked "
-                         "log-prob computation does not apply; such models are not supported by this trainer")
-    head = model.get_output_embeddings()
-    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
-    if head is None or decoder is None:
-        raise ValueError(f"{type(model).__name__} does not expose get_decoder() and get_output_embeddings(): the "
-                         "trainer needs an HF causal LM (decoder + lm_head)")
-    return decoder, head
-
-
-# ------------------------------------------------------------------------------------------------ rewards
-
-
-@dataclass
-class Scored:
-    score: float
-    passed: bool           # every private test passed
-    judge_error: bool      # judging failed: the sample is excluded from training
-    status: str
-    details: dict[str, Any]
-
-
-def score_sample(compute_score: Callable, text: str, row: dict, reward_mode: str) -> Scored:
-    """Runs the reward function; a crash of the reward machinery itself is a judge error, never a 0 reward."""
-    try:
-        out = compute_score(row["data_source"], text, row["reward_model"]["ground_truth"],
-                            extra_info=row.get("extra_info"), reward_mode=reward_mode)
-    except Exception as exc:  # noqa: BLE001 - any failure here is the judge's, not the sample's
-        return Scored(0.0, False, True, "judge_error", {"error": f"{type(exc).__name__}: {exc}"})
-    judge_error = bool(out.get("judge_error")) or out.get("status") == "judge_error"
-    return Scored(float(out["score"]), out.get("status") == "accepted", judge_error, str(out.get("status", "")), out)
-
-
-# ------------------------------------------------------------------------------------------------ trainer
-
-# actor_loss metrics that are already normalised by the whole mini-batch (summed over its micro-batches)
-SUMMED_LOSS_METRICS = ("loss", "pg_loss", "entropy", "kl_loss")
-MODEL_DIR = "model"                         # <output_dir>/model: the final model (SageMaker: /opt/ml/model)
-TRAINING_RECORD = "codefu_training.json"    # in the model folder: the problems trained on, what GRPO started from
-
-
-def rollout_log_prob_check(samples: list[Sample], old: list[torch.Tensor], use_rollout_log_probs: bool,
-                           cap: float) -> tuple[dict, list | None]:
-    """How far the engine's log-probs are from the policy's (old) ones over a step's sampled tokens, and, with
-    `use_rollout_log_probs` (rollout.use_rollout_log_probs), the truncated importance weights min(exp(old - rollout),
-    cap) per token (cap: rollout.rollout_is_cap).
-
-    With an exact weight sync the gap is float noise (< 1e-3 on CPU float32); a large one means the engine
-    sampled from other weights or another distribution. Engines without log-probs (HF) report nothing."""
-    if not samples or any(s.rollout_log_probs is None for s in samples):
-        return {}, None
-    gaps = [old[i] - torch.tensor(s.rollout_log_probs, device=old[i].device, dtype=old[i].dtype)
-            for i, s in enumerate(samples)]  # (R_i,) each: old - rollout
-    flat = torch.cat(gaps)
-    if flat.numel() == 0:
-        return {}, None
-    out = {"rollout_logprob_diff_max": float(flat.abs().max()), "rollout_logprob_diff_mean": float(flat.abs().mean())}
-    if not use_rollout_log_probs:
-        return out, None
-    weights = [torch.exp(g).clamp(max=cap) for g in gaps]
-    out["rollout_is_weight_mean"] = float(torch.cat(weights).mean())
-    out["rollout_is_capped_frac"] = float((torch.exp(flat) > cap).float().mean())
-    return out, weights
+from .policy_ops import pack
+from .reward import Scored
+from .rollout import Group, Sample, SamplingParams
+from .workers import build_worker_group
 
 
 class GRPOTrainer:
@@ -212,8 +72,6 @@ class GRPOTrainer:
         torch.manual_seed(self.seed)
         self.total_steps = total_steps(cfg, len(train_rows))
         updates = self.total_steps * cfg.mini_batches_per_step * cfg.algorithm.ppo_epochs
-        from .workers import build_worker_group  # here: the workers package builds on this module
-
         self.workers = build_worker_group(cfg, self.start_model, compute_score=compute_score, total_updates=updates,
                                           model=model, tokenizer=tokenizer)
         self.tokenizer = self.workers.tokenizer
@@ -335,8 +193,9 @@ class GRPOTrainer:
         # old (and reference) log-probs, computed where the workers were dealt the samples
         old, ref = self.workers.log_probs(samples)
         t_logprob = time.perf_counter() - t0
-        rollout_check, is_weights = rollout_log_prob_check(samples, old, cfg.rollout.use_rollout_log_probs,
-                                                           cfg.rollout.rollout_is_cap)
+        rollout_check, is_weights = grpo.rollout_log_prob_check([s.rollout_log_probs for s in samples], old,
+                                                                cfg.rollout.use_rollout_log_probs,
+                                                                cfg.rollout.rollout_is_cap)
 
         items = {i: {"sample": s, "keep": keep[i], "advantage": float(advantages[i]), "old": old[i], "ref": ref[i],
                      "is_weight": is_weights[i] if is_weights is not None else None} for i, s in enumerate(samples)}
@@ -352,7 +211,7 @@ class GRPOTrainer:
                 norms = grpo.loss_normalisers(
                     pack([samples[i] for i in mini_idx], 0, "cpu", [keep[i] for i in mini_idx]).response_mask)
                 out = self.workers.update(items, mini_idx, norms)
-                for k, v in mini_batch_metrics(out["micro"], norms["total_tokens"]).items():
+                for k, v in grpo.mini_batch_metrics(out["micro"], norms["total_tokens"]).items():
                     per_update.setdefault(k, []).append(v)
                 nonfinite += not out["finite"]  # a non-finite gradient skipped this optimizer step: say so
                 lrs.append(out["lr"])  # the rate this update used
@@ -498,54 +357,6 @@ def total_steps(cfg, n_problems: int) -> int:
     return max(1, math.ceil(cfg.trainer.total_epochs * n_problems / cfg.data.train_batch_size))
 
 
-def lr_lambda(warmup: int, schedule: str, updates: int) -> Callable[[int], float]:
-    """Learning-rate multiplier per optimizer update: linear warm-up, then constant or cosine to zero."""
-    def factor(update: int) -> float:
-        if warmup and update < warmup:
-            return (update + 1) / (warmup + 1)
-        if schedule == "cosine":
-            progress = min(1.0, (update - warmup) / max(1, updates - warmup))
-            return 0.5 * (1.0 + math.cos(math.pi * progress))
-        return 1.0
-    return factor
-
-
-def load_model_and_tokenizer(model_cfg, path: str | None = None):
-    """The policy and its tokenizer from `path` or model.path: an HF id, a local directory, or tiny://qwen2."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from .tiny_model import resolve_model_path
-
-    path = resolve_model_path(path or model_cfg.path)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, model_cfg.dtype))
-    if model_cfg.gradient_checkpointing:
-        model.gradient_checkpointing_enable()
-    return model, tokenizer
-
-
-def _stack(rows: list[torch.Tensor], width: int, device) -> torch.Tensor:
-    out = torch.zeros(len(rows), width, device=device)
-    for i, r in enumerate(rows):
-        out[i, :r.shape[0]] = r
-    return out
-
-
-def mini_batch_metrics(micro_metrics: list[tuple[dict, int]], total_tokens: int) -> dict[str, float]:
-    """One mini-batch's metrics from its micro-batches' `actor_loss` metrics and response-token counts.
-
-    Loss terms (SUMMED_LOSS_METRICS) are already divided by the whole mini-batch's token/sample count, so the
-    mini-batch's value is their sum; the ratio metrics (clip fractions, ppo_kl) are token means over one micro-batch,
-    so each is weighted by its micro-batch's share of the mini-batch's tokens. Either way the result equals the
-    metric computed on the whole mini-batch at once."""
-    out: dict[str, float] = {}
-    for metrics, tokens in micro_metrics:
-        share = tokens / max(total_tokens, 1)
-        for k, v in metrics.items():
-            out[k] = out.get(k, 0.0) + (1.0 if k in SUMMED_LOSS_METRICS else share) * float(v)
-    return out
-
-
 def sampling_params(cfg, seed: int) -> SamplingParams:
     """The rollout's sampling settings from the experiment config (what the loss assumes, see rollout)."""
     return SamplingParams(max_new_tokens=cfg.data.max_response_length, temperature=cfg.rollout.temperature,
@@ -559,24 +370,3 @@ def problem_names(rows: list[dict]) -> list[str]:
     return [r["reward_model"]["ground_truth"]["name"] for r in rows]
 
 
-def pass_rate(model, tokenizer, rows: list[dict], n: int, params: SamplingParams, engine=None) -> dict[str, float]:
-    """pass@1 of `model` on verl rows: n samples per problem judged on all tests by `codefu_helpers.evaluate`
-    (the same path as notebook 05 and the evaluation CLI), so before/after, validation and evaluation agree.
-    `engine`: a rollout engine holding the model's weights (a synced vLLM engine) to sample with instead of HF."""
-    from .eval_datasets import problem_from_verl_row
-    from .evaluate import EvalConfig, evaluate_model
-
-    cfg = EvalConfig(n_samples=n, ks=(1,), max_new_tokens=params.max_new_tokens, temperature=params.temperature,
-                     top_p=params.top_p, seed=params.seed, batch_size=params.batch_size,
-                     max_prompt_tokens=params.max_prompt_tokens, n_bootstrap=1)
-    was_training = model.training
-    try:
-        evaluation = evaluate_model([problem_from_verl_row(r) for r in rows], engine or HFRollout(model, tokenizer),
-                                    cfg, progress=False)
-    finally:
-        model.train(was_training)
-    summary = evaluation.summary
-    value = summary["pass_at_k"]["1"]["value"]
-    return {"pass_rate": math.nan if value is None else float(value), "problems": len(rows),
-            "samples": int(summary["samples"]), "judge_errors": int(summary["judge_errors"]),
-            "solved_samples": int(evaluation.samples["solved"].sum())}

@@ -32,7 +32,7 @@ import vllm
 from codefu_helpers.eval_datasets import load_benchmark
 from codefu_helpers.rollout import SamplingParams, VLLMRollout, encode_prompt
 from codefu_helpers.tiny_model import build_tiny_model
-from codefu_helpers.trainer import pack, response_log_probs
+from codefu_helpers.policy_ops import pack, response_log_probs
 
 assert torch.cuda.is_available(), "no CUDA device"
 OUT = os.environ["OUT"]

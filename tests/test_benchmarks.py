@@ -27,7 +27,8 @@ def test_cpu_learn_benchmark_reports_what_its_runs_measured(tmp_path):
     from codefu_helpers.config import ExperimentConfig
     from codefu_helpers.data import read_verl_parquet
     from codefu_helpers.tracking import read_metrics
-    from codefu_helpers.trainer import pass_rate, sampling_params
+    from codefu_helpers.evaluate import pass_rate
+    from codefu_helpers.trainer import sampling_params
 
     out, work = tmp_path / "learn.json", tmp_path / "work"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cpu_learn.py"), "--seeds", "0", "--eval-samples", "1",

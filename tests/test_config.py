@@ -267,7 +267,7 @@ def test_every_field_has_a_yaml_representable_default():
 
 
 def test_the_stage_2_config_continues_from_the_model_stage_1_writes():
-    from codefu_helpers.trainer import MODEL_DIR
+    from codefu_helpers.checkpoint import MODEL_DIR
 
     stage1 = ExperimentConfig.from_yaml(CONFIGS[0].with_name("codefu7b_stage1.yaml"))
     stage2 = ExperimentConfig.from_yaml(CONFIGS[0].with_name("codefu7b_stage2.yaml"))

@@ -24,7 +24,7 @@ from safetensors.torch import load_file
 from codefu_helpers import grpo
 from codefu_helpers.config import ExperimentConfig
 from codefu_helpers.rollout import Sample
-from codefu_helpers.trainer import pack
+from codefu_helpers.policy_ops import pack
 from codefu_helpers.workers.batching import balance_by_tokens, equal_counts, micro_batches
 from codefu_helpers.workers.worker import folder_manifest
 
@@ -96,7 +96,6 @@ def _train_fixed_batch(group):
 
 def test_an_update_on_two_workers_gives_the_weights_of_one_worker(ray_head, tmp_path):
     from codefu_helpers.tiny_model import build_tiny_model
-    from codefu_helpers.trainer import mini_batch_metrics
     from codefu_helpers.workers import LocalWorkerGroup, RayWorkerGroup
 
     path = str(build_tiny_model())
@@ -171,7 +170,8 @@ def test_an_update_on_two_workers_gives_the_weights_of_one_worker(ray_head, tmp_
         print(f"grad_norm 1 worker {one_update['grad_norm']:.7f}, 2 workers {two_update['grad_norm']:.7f}")
         assert two_update["grad_norm"] == pytest.approx(one_update["grad_norm"], rel=1e-4)
         tokens = sum(t for _, t in one_update["micro"])
-        m1, m2 = mini_batch_metrics(one_update["micro"], tokens), mini_batch_metrics(two_update["micro"], tokens)
+        m1 = grpo.mini_batch_metrics(one_update["micro"], tokens)
+        m2 = grpo.mini_batch_metrics(two_update["micro"], tokens)
         for key in ("loss", "pg_loss", "entropy", "pg_clipfrac"):
             assert m2[key] == pytest.approx(m1[key], rel=1e-4, abs=1e-7), key
         # kl_loss and ppo_kl are means of differences of two log-probs near -10, where one float32 step is 9.5e-7:

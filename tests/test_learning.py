@@ -20,7 +20,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from codefu_helpers.config import ExperimentConfig
 from codefu_helpers.data import read_verl_parquet
 from codefu_helpers.tracking import read_metrics
-from codefu_helpers.trainer import pass_rate, sampling_params
+from codefu_helpers.evaluate import pass_rate
+from codefu_helpers.trainer import sampling_params
 
 from conftest import ROOT, SAMPLE
 

@@ -15,7 +15,7 @@ import pytest
 
 from codefu_helpers.data import load_problems
 from codefu_helpers.sandbox import Judge
-from codefu_helpers.sandbox.validation import items_from_rows, validate
+from codefu_helpers.reward_validation import items_from_rows, validate
 from test_sandbox_container import run_docker_like
 
 ROOT = Path(__file__).resolve().parent.parent

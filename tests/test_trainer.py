@@ -10,8 +10,10 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from codefu_helpers.config import ExperimentConfig
 from codefu_helpers.rollout import HFRollout, Sample, SamplingParams, encode_prompt
-from codefu_helpers.trainer import (GRPOTrainer, Scored, lr_lambda, pack, response_log_probs, rollout_log_prob_check,
-                                    score_sample, total_steps)
+from codefu_helpers.grpo import mini_batch_metrics, rollout_log_prob_check
+from codefu_helpers.policy_ops import lr_lambda, pack, response_log_probs
+from codefu_helpers.reward import Scored, score_response
+from codefu_helpers.trainer import GRPOTrainer, total_steps
 
 from conftest import ROOT
 
@@ -79,7 +81,7 @@ def test_a_crashing_reward_is_a_judge_error_not_a_zero():
         raise OSError("sandbox went away")
 
     row = {"data_source": "codecontests", "reward_model": {"ground_truth": {}}, "extra_info": {}}
-    scored = score_sample(broken, "```python\nprint(1)\n```", row, "linear")
+    scored = score_response(broken, "```python\nprint(1)\n```", row, "linear")
     assert scored.judge_error and scored.status == "judge_error" and "sandbox went away" in scored.details["error"]
 
 
@@ -186,7 +188,6 @@ def test_logged_loss_entropy_kl_and_grad_norm_equal_a_direct_computation(tiny, t
 def test_ratio_metrics_of_micro_batches_combine_to_the_whole_mini_batch():
     """clip fractions and ppo_kl are token means: weighting micro-batches by their tokens gives the whole batch's."""
     from codefu_helpers import grpo
-    from codefu_helpers.trainer import mini_batch_metrics
 
     torch.manual_seed(0)
     B, T = 6, 9
@@ -244,7 +245,8 @@ def test_logged_rollout_numbers_equal_the_samples_of_the_step(easy_python_rows, 
 def test_validation_pass_rate_is_the_evaluation_of_the_held_out_rows(python_split, easy_python_rows, warm_model_dir,
                                                                        tmp_path):
     from codefu_helpers.data import read_verl_parquet
-    from codefu_helpers.trainer import pass_rate, sampling_params
+    from codefu_helpers.evaluate import pass_rate
+    from codefu_helpers.trainer import sampling_params
 
     rows, _ = easy_python_rows
     val_rows = read_verl_parquet(python_split["test"])[:3]
@@ -271,7 +273,7 @@ def test_log_probs_never_hold_the_full_logits_of_a_large_vocabulary(tmp_path):
     script = textwrap.dedent('''
         import resource, torch
         from transformers import Qwen2Config, Qwen2ForCausalLM
-        from codefu_helpers.trainer import PackedBatch, response_log_probs
+        from codefu_helpers.policy_ops import PackedBatch, response_log_probs
         torch.manual_seed(0)
         V, B, P, T = 151_936, 4, 8, 512
         cfg = Qwen2Config(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
@@ -304,14 +306,16 @@ def test_logged_rollout_log_prob_gap_and_importance_weights_equal_a_direct_compu
                Sample([1], [6, 7], "", "length", rollout_log_probs=engine[1])]
     gaps = [o - r for o_row, r_row in zip(old, engine) for o, r in zip(o_row.tolist(), r_row)]
     weights = [min(math.exp(g), 1.2) for g in gaps]
-    metrics, per_sample = rollout_log_prob_check(samples, old, True, cap=1.2)
+    engine_log_probs = [s.rollout_log_probs for s in samples]
+    metrics, per_sample = rollout_log_prob_check(engine_log_probs, old, True, cap=1.2)
     assert metrics["rollout_logprob_diff_max"] == pytest.approx(max(abs(g) for g in gaps), rel=1e-5)
     assert metrics["rollout_logprob_diff_mean"] == pytest.approx(sum(abs(g) for g in gaps) / len(gaps), rel=1e-5)
     assert metrics["rollout_is_weight_mean"] == pytest.approx(sum(weights) / len(weights), rel=1e-5)
     assert metrics["rollout_is_capped_frac"] == pytest.approx(sum(math.exp(g) > 1.2 for g in gaps) / len(gaps))
     assert [len(w) for w in per_sample] == [3, 2]
     assert torch.cat(per_sample).tolist() == pytest.approx(weights, rel=1e-5)
-    without, none = rollout_log_prob_check(samples, old, False, cap=1.2)
+    without, none = rollout_log_prob_check(engine_log_probs, old, False, cap=1.2)
     assert none is None and set(without) == {"rollout_logprob_diff_max", "rollout_logprob_diff_mean"}
     # an engine without log-probs (HF) reports nothing
-    assert rollout_log_prob_check([Sample([1], [2], "", "stop")], [torch.tensor([-1.0])], True, 2.0) == ({}, None)
+    assert rollout_log_prob_check([Sample([1], [2], "", "stop").rollout_log_probs], [torch.tensor([-1.0])], True,
+                                  2.0) == ({}, None)

@@ -14,7 +14,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from codefu_helpers.rollout import EngineStartError, HFRollout, SamplingParams, VLLMRollout, build_rollout_engine
-from codefu_helpers.trainer import pack, response_log_probs
+from codefu_helpers.policy_ops import pack, response_log_probs
 
 from conftest import ROOT
 

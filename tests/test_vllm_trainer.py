@@ -91,7 +91,8 @@ def test_truncated_importance_sampling_weights_use_the_engine_log_probs(trainer,
 
 
 def test_validation_samples_with_the_synced_vllm_engine(trainer, easy_python_rows, monkeypatch):
-    from codefu_helpers.trainer import pass_rate, sampling_params
+    from codefu_helpers.evaluate import pass_rate
+    from codefu_helpers.trainer import sampling_params
 
     rows, _ = easy_python_rows
     asked = []

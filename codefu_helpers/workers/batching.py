@@ -12,7 +12,7 @@ Two rules keep data-parallel training exact and deadlock-free:
   with empty micro-batches (a worker runs an all-masked pass for each, contributing nothing to the gradient).
 
 A sample's cost is its padded length in the packed batch: prompt + response tokens. A micro-batch of k samples
-costs k x its longest sample, because `trainer.pack` pads every row to the same width.
+costs k x its longest sample, because `policy_ops.pack` pads every row to the same width.
 """
 
 from __future__ import annotations

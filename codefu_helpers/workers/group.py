@@ -31,6 +31,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..grpo import SUMMED_LOSS_METRICS
 from ..rollout import Group, SamplingParams
 from .batching import balance_by_tokens, equal_counts, micro_batches, sample_tokens
 from .judge import LocalJudgePool, RayJudgePool, pool_size
@@ -109,8 +110,6 @@ class WorkerGroup:
         """One optimizer update on mini-batch `mini_batch` (keys of `items`: {sample, keep, advantage, old, ref}).
         Returns {"micro": [(metrics, tokens)] over all workers, "grad_norm", "lr", "finite"}; the summed loss
         terms are divided by the worker count, which each worker's loss was scaled by (grpo.aggregate_loss)."""
-        from ..trainer import SUMMED_LOSS_METRICS
-
         samples = {i: it["sample"] for i, it in items.items()}
         plan = self._split(samples, mini_batch)
         answers = self._run("update", [([[items[i] for i in mb] for mb in micro], normalisers) for micro in plan])
@@ -123,7 +122,7 @@ class WorkerGroup:
         return max(self._run("sync_weights", [()] * self.world_size))
 
     def validate(self, rows: list[dict], n: int, params: SamplingParams) -> dict:
-        """`trainer.pass_rate` over the validation rows, split over the workers and merged (a mean over problems)."""
+        """`evaluate.pass_rate` over the validation rows, split over the workers and merged (a mean over problems)."""
         shares = [list(s) for s in np.array_split(np.arange(len(rows)), self.world_size)]
         answers = self._run("validate", [([rows[i] for i in share], n,
                                           dataclasses.replace(params, seed=params.seed + rank * RANK_SEED_STRIDE))

@@ -1,10 +1,10 @@
 """The judge pool: scores samples while generation goes on; in process (threads) or as one Ray actor per node.
 
-Both pools hand out a *handle* per submitted sample and turn handles into `trainer.Scored` results with
+Both pools hand out a *handle* per submitted sample and turn handles into `reward.Scored` results with
 `results(handles)`. A worker submits each sample the moment it exists (`RolloutEngine.generate`'s `on_sample`), so
 judging overlaps generation; the controller waits for the handles after generation.
 
-- `LocalJudgePool`: a thread pool calling `trainer.score_sample` in this process (the judge itself is the
+- `LocalJudgePool`: a thread pool calling `reward.score_response` in this process (the judge itself is the
   process-wide sandboxed `codefu_helpers.sandbox` judge, whose fork servers run the programs).
 - `RayJudgePool`: one `JudgeActor` per Ray node (a threaded actor, `reward.num_workers` calls at a time), so reward
   work spreads over every host; a worker submits to the actor on its own node. An actor that dies turns its
@@ -19,7 +19,7 @@ import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
-from ..trainer import Scored, score_sample
+from ..reward import Scored, score_response
 
 
 def pool_size(num_workers: int, training_workers_here: int, cpus: int | None = None) -> int:
@@ -37,7 +37,7 @@ class LocalJudgePool:
         self.pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="judge")
 
     def submit(self, text: str, row: dict) -> Future:
-        return self.pool.submit(score_sample, self.compute_score, text, row, self.reward_mode)
+        return self.pool.submit(score_response, self.compute_score, text, row, self.reward_mode)
 
     def results(self, handles: list) -> list[Scored]:
         return [h.result() for h in handles]
@@ -47,7 +47,7 @@ class LocalJudgePool:
 
 
 class JudgeActor:
-    """Body of the per-node Ray actor: `score` runs `trainer.score_sample` (threaded actor: concurrent calls)."""
+    """Body of the per-node Ray actor: `score` runs `reward.score_response` (threaded actor: concurrent calls)."""
 
     def __init__(self, compute_score: Callable | None, reward_mode: str):
         if compute_score is None:
@@ -55,7 +55,7 @@ class JudgeActor:
         self.compute_score, self.reward_mode = compute_score, reward_mode
 
     def score(self, text: str, row: dict) -> Scored:
-        return score_sample(self.compute_score, text, row, self.reward_mode)
+        return score_response(self.compute_score, text, row, self.reward_mode)
 
     def ping(self) -> str:
         import ray

@@ -8,7 +8,7 @@ HYBRID_SHARD), so the slow inter-node links only carry the gradient all-reduce. 
 module: there is nothing to shard.
 
 The forward is `LogProbModel`, a thin module around the HF causal LM that returns response log-probs (the
-decoder, then the chunked vocabulary projection of `trainer.response_log_probs`). FSDP2 gathers a unit's weights
+decoder, then the chunked vocabulary projection of `policy_ops.response_log_probs`). FSDP2 gathers a unit's weights
 in that unit's forward hook; the log-prob code calls the decoder and `lm_head` separately, which would bypass the
 LM's own forward, so the wrapper is the root unit instead: its hook gathers the embeddings, the final norm and the
 (tied) `lm_head` for the whole computation.
@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from .. import grpo
-from ..trainer import PackedBatch, lr_lambda, response_log_probs
+from ..policy_ops import PackedBatch, lr_lambda, response_log_probs
 
 
 class LogProbModel(nn.Module):

@@ -31,8 +31,9 @@ import numpy as np
 import torch
 
 from ..checkpoint import save_hf_model
+from ..evaluate import pass_rate
+from ..policy_ops import load_model_and_tokenizer, pack
 from ..rollout import HFRollout, Sample, SamplingParams
-from ..trainer import load_model_and_tokenizer, pack, pass_rate
 
 # A worker that stops answering (hung, not dead) makes the others' collectives fail after this long: the run
 # then stops with that error instead of waiting forever. Dead workers are noticed by Ray at once.

@@ -3,7 +3,7 @@ problem through the judge, as notebook 02 shows it.
 
     from codefu_helpers.data import load_problems
     from codefu_helpers.sandbox import Judge
-    from codefu_helpers.sandbox.validation import items_from_rows, validate
+    from codefu_helpers.reward_validation import items_from_rows, validate
     rows = load_problems("data/sample")
     items = items_from_rows(rows, sources_dir="data/sources/problems")
     with Judge() as judge:
@@ -26,9 +26,11 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .results import SampleResult, Submission, Verdict
+from .data import LANGUAGE_IDS
+from .reward import REWARD_MODES, score_sample
+from .sandbox.results import SampleResult, Submission, Verdict
 
-LANGUAGE_IDS = {3: "python", 2: "cpp"}  # CodeContests language ids the judge runs (1 = Python 2 is not run)
+LANGUAGE_OF_ID = {i: name for name, i in LANGUAGE_IDS.items()}  # CodeContests ids the judge runs (not 1, Python 2)
 _SUFFIX = {"py": "python", "cpp": "cpp"}
 
 
@@ -101,7 +103,7 @@ def items_from_rows(rows, sources_dir: str | Path | None = None, max_problems: i
             block = row.get("solutions" if kind == "gold" else "incorrect_solutions") or {}
             kinds = intended.get(name, []) if intended is not None and kind == "incorrect" else None
             for index, (lang_id, source) in enumerate(zip(block.get("language", []), block.get("solution", []))):
-                language = LANGUAGE_IDS.get(int(lang_id))
+                language = LANGUAGE_OF_ID.get(int(lang_id))
                 if language is None:
                     continue
                 if kind == "gold":
@@ -129,8 +131,6 @@ def _prefix(result: SampleResult, n: int) -> SampleResult:
 
 def validate(judge, items: list[ValidationItem]) -> list[dict]:
     """Judges every item concurrently; one record per item with its verdict and its reward in every mode."""
-    from ..reward import REWARD_MODES, score_sample  # the reward module builds on this package
-
     subs = [Submission(i.language, i.source, i.private + i.public + i.generated, i.time_limit,
                        i.memory_limit_bytes, stop_at_first_tle=True) for i in items]
     results = judge.run_many(subs)
