@@ -7,7 +7,7 @@ those of the architecture page, bottom row first:
     leaves       rollout/, checkpoint, config, data, tiny_model, tracking
     judge        sandbox/
     rewards      reward, reward_validation
-    maths        grpo
+    maths        grpo, estimators
     model-side   policy_ops, sft
     evaluation   eval_datasets, evaluate
     workers      workers/
@@ -32,7 +32,7 @@ LAYERS = [
     ("leaves", ["rollout", "checkpoint", "config", "data", "tiny_model", "tracking"]),
     ("judge", ["sandbox"]),
     ("rewards", ["reward", "reward_validation"]),
-    ("maths", ["grpo"]),
+    ("maths", ["grpo", "estimators"]),
     ("model-side", ["policy_ops", "sft"]),
     ("evaluation", ["eval_datasets", "evaluate"]),
     ("workers", ["workers"]),

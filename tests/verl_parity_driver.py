@@ -142,7 +142,46 @@ def run_actor(case):
     }
 
 
+def run_gae(case):
+    adv, returns = core_algos.compute_gae_advantage_return(
+        token_level_rewards=case["token_level_rewards"], values=case["values"], response_mask=case["response_mask"],
+        gamma=case["gamma"], lam=case["lam"])
+    return {"advantages": adv, "returns": returns}
+
+
+def run_rloo(case):
+    adv, _ = core_algos.compute_rloo_outcome_advantage(
+        token_level_rewards=case["token_level_rewards"].clone(), response_mask=case["response_mask"],
+        index=np.array(case["group_ids"], dtype=object))
+    return {"advantages": adv}
+
+
+def run_reinforce_plus_plus(case):
+    from verl.trainer.config import AlgoConfig
+
+    adv, returns = core_algos.compute_reinforce_plus_plus_outcome_advantage(
+        token_level_rewards=case["token_level_rewards"], response_mask=case["response_mask"],
+        config=AlgoConfig(gamma=case["gamma"]))
+    return {"advantages": adv, "returns": returns}
+
+
+def run_value_loss(case):
+    vpreds = case["vpreds"].clone().requires_grad_(True)
+    info = global_batch_info(case)
+    loss, clipfrac = core_algos.compute_value_loss(
+        vpreds=vpreds, returns=case["returns"], values=case["values"], response_mask=case["response_mask"],
+        cliprange_value=case["cliprange_value"], loss_agg_mode=case["loss_agg_mode"], dp_size=info["dp_size"],
+        batch_num_tokens=info["batch_num_tokens"], global_batch_size=info["global_batch_size"],
+        loss_scale_factor=info["loss_scale_factor"])
+    loss.backward()
+    return {"loss": loss.detach(), "clipfrac": torch.as_tensor(clipfrac).detach(), "grad": vpreds.grad}
+
+
 RUNNERS = {
+    "gae": run_gae,
+    "rloo": run_rloo,
+    "reinforce_plus_plus": run_reinforce_plus_plus,
+    "value_loss": run_value_loss,
     "advantage": run_advantage,
     "advantage_float32": run_advantage,
     "policy": run_policy,

@@ -1,0 +1,182 @@
+"""Advantage estimators beside GRPO: PPO with a critic (GAE), RLOO and REINFORCE++, and the critic's value loss.
+
+`algorithm.adv_estimator` picks one; each turns the step's outcome rewards (one score per sample, given to the
+sample's last response token, as verl's reward managers do) into per-token advantages (B, T):
+
+    grpo                 (r - mean(group)) / std(group)       group baseline, no critic (codefu_helpers.grpo)
+    rloo                 n/(n-1) * (r - mean(group))           leave-one-out baseline: r minus the mean of the others
+    reinforce_plus_plus  discounted return-to-go, whitened     over the whole batch, no group and no critic
+    gae                  GAE(gamma, lam) on a critic's values   whitened over the whole batch; the critic learns the
+                                                               returns with a clipped value loss
+
+The maths matches `verl.trainer.ppo.core_algos` (verl 0.9.1) for the same inputs (tests/test_estimators.py runs
+both). Deliberate differences, in degenerate cases only: a group with fewer than two valid samples has no baseline,
+so RLOO gives it advantage 0 (verl passes a lone sample's raw reward through), and samples excluded from training
+(judge failures: `keep` = 0) neither count in a group nor in the batch statistics of the whitening.
+
+Shapes: B samples, T response tokens (right-padded); masks (B, T) with 1 on response tokens that count.
+
+    token_rewards = outcome_token_rewards(scores, mask)                       # (B, T)
+    values = critic(batch)                                                    # (B, T), before any update
+    advantages, returns = gae_advantages(token_rewards, values, mask, gamma=1.0, lam=1.0)
+    loss, clipfrac = value_loss(new_values, returns, values, mask, cliprange_value=0.5)
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Sequence
+
+import torch
+
+from .grpo import _group_index, aggregate_loss, group_advantages
+
+ADV_ESTIMATORS = ("grpo", "gae", "rloo", "reinforce_plus_plus")
+CRITIC_ESTIMATORS = ("gae",)  # estimators that need a value model
+
+_WHITEN_EPS = 1e-8  # verl's masked_whiten: rsqrt(var + 1e-8)
+_MEAN_EPS = 1e-8    # verl's masked_mean: sum / (count + 1e-8)
+
+
+def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    kept = torch.where(mask.bool(), values, torch.zeros((), dtype=values.dtype, device=values.device))
+    return (kept * mask).sum() / (mask.sum() + _MEAN_EPS)
+
+
+def masked_whiten(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(values - mean) / sqrt(var + 1e-8) over the masked elements, with the unbiased (n-1) variance.
+
+    Raises when fewer than two elements count: their variance is undefined (verl raises too)."""
+    count = int(mask.bool().sum())
+    if count < 2:
+        raise ValueError(f"whitening needs at least two response tokens that count, got {count}: the batch is "
+                         "(nearly) empty after excluding judge failures and empty responses")
+    mean = _masked_mean(values, mask)
+    variance = _masked_mean((values - mean) ** 2, mask) * (count / (count - 1))
+    return (values - mean) * torch.rsqrt(variance + _WHITEN_EPS)
+
+
+def outcome_token_rewards(scores: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:
+    """(B,) outcome scores -> (B, T) token rewards: each score on its sample's last response token, 0 elsewhere
+    (a sample without response tokens gets none)."""
+    if scores.dim() != 1 or scores.shape[0] != response_mask.shape[0]:
+        raise ValueError(f"scores must be (B,) with B = {response_mask.shape[0]} samples; got {tuple(scores.shape)}")
+    lengths = response_mask.bool().sum(-1)  # (B,)
+    out = torch.zeros(response_mask.shape, dtype=scores.dtype, device=scores.device)
+    rows = torch.nonzero(lengths > 0).flatten()
+    out[rows, lengths[rows] - 1] = scores[rows]
+    return out
+
+
+def gae_advantages(token_rewards: torch.Tensor, values: torch.Tensor, response_mask: torch.Tensor, *,
+                   gamma: float = 1.0, lam: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalised advantage estimation (Schulman et al. 2016) backwards over the response tokens.
+
+    delta_t = r_t + gamma * V_{t+1} - V_t;  A_t = delta_t + gamma * lam * A_{t+1};  returns = A + V (the critic's
+    target). Positions outside the mask are skipped: the next value and the running advantage carry over them.
+    Returns (advantages whitened over the masked tokens, returns), both (B, T), without gradient."""
+    with torch.no_grad():
+        mask = response_mask.to(values.dtype)
+        next_value = torch.zeros_like(values[:, 0])  # (B,)
+        running = torch.zeros_like(values[:, 0])
+        out = []
+        for t in reversed(range(values.shape[1])):
+            delta = token_rewards[:, t] + gamma * next_value - values[:, t]
+            step = delta + gamma * lam * running
+            next_value = values[:, t] * mask[:, t] + (1 - mask[:, t]) * next_value
+            running = step * mask[:, t] + (1 - mask[:, t]) * running
+            out.append(running)
+        advantages = torch.stack(out[::-1], dim=1)  # (B, T)
+        returns = advantages + values
+        return masked_whiten(advantages, response_mask), returns
+
+
+def reinforce_plus_plus_advantages(token_rewards: torch.Tensor, response_mask: torch.Tensor, *,
+                                   gamma: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """REINFORCE++ (Hu 2025): the discounted return-to-go of each token, whitened over the whole batch (no critic,
+    no group). Masked-out positions carry the running return through. Returns (advantages, returns), (B, T)."""
+    with torch.no_grad():
+        mask = response_mask.to(token_rewards.dtype)
+        returns = torch.zeros_like(token_rewards)
+        running = torch.zeros_like(token_rewards[:, 0])
+        for t in reversed(range(token_rewards.shape[1])):
+            step = token_rewards[:, t] + gamma * running
+            returns[:, t] = step * mask[:, t]
+            running = step * mask[:, t] + running * (1 - mask[:, t])
+        advantages = masked_whiten(returns, response_mask) * mask
+        return advantages, returns
+
+
+def rloo_advantages(scores: torch.Tensor, group_ids: Sequence[Hashable]) -> torch.Tensor:
+    """REINFORCE leave-one-out (Ahmadian et al. 2024): r_i minus the mean of the other samples of its group,
+    n/(n-1) * (r_i - mean(group)). A group of one has no other sample: advantage 0. (B,) -> (B,)."""
+    if scores.dim() != 1:
+        raise ValueError(f"scores must be one outcome score per sample, shape (B,); got {tuple(scores.shape)}")
+    index = _group_index(group_ids, scores.shape[0]).to(scores.device)
+    with torch.no_grad():
+        r = scores.detach().to(torch.float64)
+        groups = int(index.max()) + 1 if r.numel() else 0
+        count = torch.zeros(groups, dtype=torch.float64, device=r.device).index_add_(0, index, torch.ones_like(r))
+        mean = torch.zeros_like(count).index_add_(0, index, r) / count
+        n = count[index]
+        advantages = torch.where(n > 1, (r - mean[index]) * n / (n - 1).clamp(min=1), torch.zeros_like(r))
+    return advantages.to(scores.dtype)
+
+
+def value_loss(values: torch.Tensor, returns: torch.Tensor, old_values: torch.Tensor, response_mask: torch.Tensor, *,
+               cliprange_value: float = 0.5, loss_agg_mode: str = "token-mean", total_tokens=None,
+               total_samples=None, max_response_length: int | None = None,
+               dp_size: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """PPO's clipped value loss: 0.5 * agg(max((V - R)^2, (clip(V, V_old +- c) - R)^2)), and the fraction of tokens
+    where the clipped term is the larger one. Normalisers as `grpo.aggregate_loss` (whole mini-batch counts)."""
+    clipped = torch.maximum(torch.minimum(values, old_values + cliprange_value), old_values - cliprange_value)
+    unclipped_loss = (values - returns) ** 2
+    clipped_loss = (clipped - returns) ** 2
+    loss = 0.5 * aggregate_loss(torch.maximum(unclipped_loss, clipped_loss), response_mask, loss_agg_mode,
+                                total_tokens=total_tokens, total_samples=total_samples,
+                                max_response_length=max_response_length, dp_size=dp_size)
+    clipfrac = _masked_mean((clipped_loss > unclipped_loss).to(values.dtype), response_mask)
+    return loss, clipfrac.detach()
+
+
+def explained_variance(returns: torch.Tensor, values: torch.Tensor, response_mask: torch.Tensor) -> float:
+    """1 - Var(returns - values) / Var(returns) over the masked tokens (1: the critic predicts the returns; 0: no
+    better than their mean; negative: worse). NaN when the returns do not vary."""
+    mask = response_mask.bool()
+    r, v = returns[mask].double(), values[mask].double()
+    if r.numel() < 2:
+        return float("nan")
+    var = r.var(unbiased=False)
+    if var == 0:
+        return float("nan")
+    return float(1.0 - (r - v).var(unbiased=False) / var)
+
+
+def outcome_advantages(estimator: str, scores: torch.Tensor, group_ids: Sequence[Hashable], keep: torch.Tensor,
+                       response_mask: torch.Tensor, *, values: torch.Tensor | None = None, gamma: float = 1.0,
+                       lam: float = 1.0, norm_by_std: bool = True,
+                       epsilon: float = 1e-6) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The step's token advantages (B, T) under `estimator`, and the critic's returns (B, T) for `gae` (else None).
+
+    scores (B,): outcome rewards; group_ids (B,): the prompt of each sample; keep (B,): 1 for samples that train,
+    0 for excluded ones (judge failures, empty responses), which get advantage 0 and count in no statistic;
+    response_mask (B, T); values (B, T): the critic's values before the update (gae only)."""
+    if estimator not in ADV_ESTIMATORS:
+        raise ValueError(f"adv_estimator={estimator!r} is not one of {ADV_ESTIMATORS}")
+    kept = keep.to(torch.bool)
+    mask = response_mask.to(torch.float32) * kept[:, None].to(torch.float32)  # (B, T) excluded rows zeroed
+    labels = [g if k else ("excluded", i) for i, (g, k) in enumerate(zip(group_ids, kept.tolist()))]
+    if estimator in ("grpo", "rloo"):
+        if estimator == "grpo":
+            per_sample = group_advantages(scores, labels, norm_by_std=norm_by_std, epsilon=epsilon)
+        else:
+            per_sample = rloo_advantages(scores, labels)
+        per_sample = torch.where(kept, per_sample, torch.zeros_like(per_sample))
+        return per_sample[:, None].to(torch.float32) * mask, None
+    token_rewards = outcome_token_rewards(scores.to(torch.float32), mask)
+    if estimator == "reinforce_plus_plus":
+        advantages, _ = reinforce_plus_plus_advantages(token_rewards, mask, gamma=gamma)
+        return advantages * mask, None
+    if values is None:
+        raise ValueError("adv_estimator='gae' needs the critic's values (B, T) of the step's samples")
+    advantages, returns = gae_advantages(token_rewards, values.to(torch.float32), mask, gamma=gamma, lam=lam)
+    return advantages * mask, returns
