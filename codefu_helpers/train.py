@@ -44,7 +44,10 @@ def load_config(args: argparse.Namespace) -> ExperimentConfig:
     return cfg.validate()
 
 
-def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None = None) -> Path:
+def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None = None,
+        should_stop=None) -> Path:
+    """Trains `cfg` into trainer.output_dir (see the module docstring). `should_stop()`, asked after every step,
+    ends the run early with that step saved (the SageMaker entry point's answer to SIGTERM)."""
     from .config import check_native_trainer
     from .tracking import RunLogger
     from .trainer import GRPOTrainer, prepare_training
@@ -74,7 +77,7 @@ def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None
             logger = RunLogger(output_dir, tracking_uri="none", resume_from_step=start if start else None,
                                metadata=judge)
         trainer.logger = logger
-        trainer.fit(start, stop_after_step=stop_after_step)
+        trainer.fit(start, stop_after_step=stop_after_step, should_stop=should_stop)
         status = "FINISHED"
     finally:
         if logger is not None:

@@ -38,7 +38,7 @@ import torch
 
 from . import grpo
 from .checkpoint import (MODEL_DIR, TRAINING_RECORD, TrainerState, latest_checkpoint, load_trainer_state,
-                         write_checkpoint)
+                         skipped_checkpoints, write_checkpoint)
 from .config import check_native_trainer
 from .policy_ops import pack
 from .reward import Scored
@@ -234,7 +234,11 @@ class GRPOTrainer:
     # -- the loop --------------------------------------------------------------------------------------
 
     def resume(self) -> int:
-        """Loads the latest checkpoint (if any), saved by any number of workers; returns the step to continue from."""
+        """Loads the latest complete checkpoint (if any), saved by any number of workers; returns the step to continue
+        from. Newer incomplete ones (an interrupted save or upload) are named and passed over."""
+        for skipped, problems in skipped_checkpoints(self.checkpoint_root).items():
+            print(f"not resuming from {skipped}: incomplete ({'; '.join(problems[:3])}"
+                  f"{'; ...' if len(problems) > 3 else ''})", flush=True)
         path = latest_checkpoint(self.checkpoint_root)
         if path is None:
             return 0
@@ -255,8 +259,11 @@ class GRPOTrainer:
                              world_size=self.workers.world_size)
         return write_checkpoint(self.checkpoint_root, state, self.workers.save, keep_last=self.cfg.checkpoint.keep_last)
 
-    def fit(self, start_step: int = 0, stop_after_step: int | None = None) -> list[dict]:
+    def fit(self, start_step: int = 0, stop_after_step: int | None = None,
+            should_stop: Callable[[], bool] | None = None) -> list[dict]:
         """Runs steps start_step+1 .. total_steps (1-based in logs); `stop_after_step` stops early (an interruption).
+        `should_stop()` is asked after every step (the SageMaker entry point answers True once SIGTERM arrived): the
+        step in progress is finished, saved and logged, then fit returns without exporting the model.
 
         The final model goes to <output_dir>/model with `codefu_training.json` beside its weights (the problems
         trained on and the model GRPO started from), so an evaluation can tell seen from held-out problems."""
@@ -269,6 +276,9 @@ class GRPOTrainer:
             if cfg.trainer.test_freq and ((step + 1) % cfg.trainer.test_freq == 0 or step + 1 == total):
                 metrics.update(self.validate(step + 1))
             stopping = stop_after_step is not None and step + 1 >= stop_after_step
+            if should_stop is not None and should_stop() and step + 1 < total:
+                print(f"stop requested: saving step {step + 1} and stopping", flush=True)
+                stopping = True
             if (cfg.checkpoint.save_every and (step + 1) % cfg.checkpoint.save_every == 0) or step + 1 == total \
                     or stopping:
                 t0 = time.perf_counter()

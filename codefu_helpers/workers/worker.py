@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checkpoint import save_hf_model
+from ..checkpoint import folder_manifest, missing_files, save_hf_model
 from ..evaluate import pass_rate
 from ..policy_ops import load_model_and_tokenizer, pack
 from ..rollout import HFRollout, Sample, SamplingParams
@@ -327,18 +327,6 @@ def write_chunk(path: str | Path, offset: int, data: bytes) -> None:
     with open(path, "wb" if offset == 0 else "r+b") as f:
         f.seek(offset)
         f.write(data)
-
-
-def folder_manifest(folder: str | Path) -> dict[str, int]:
-    """{relative path: size} of every file under `folder`."""
-    folder = Path(folder)
-    return {str(f.relative_to(folder)): f.stat().st_size for f in sorted(folder.rglob("*")) if f.is_file()}
-
-
-def missing_files(folder: str | Path, manifest: dict[str, int]) -> list[str]:
-    """Files of `manifest` that `folder` lacks or holds with another size."""
-    here = folder_manifest(folder) if Path(folder).is_dir() else {}
-    return [rel for rel, size in manifest.items() if here.get(rel) != size]
 
 
 @contextmanager
