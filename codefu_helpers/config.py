@@ -163,6 +163,9 @@ class TrainerConfig:
     nnodes: int = 1  # hosts
     gpus_per_node: int = 1  # training devices per host; with model.device=cpu: worker processes per host
     fsdp_cpu_offload: bool = False  # GPU only: keep sharded weights, gradients and optimizer state in host memory
+    # verl only: Ulysses sequence parallelism, this many devices share each sequence (its attention heads split
+    # between them), so a micro-batch may hold sequence_parallel_size x ppo_max_token_len_per_gpu tokens; native: 1
+    sequence_parallel_size: int = 1
     # native: codefu_helpers.trainer; verl: the same config rendered as verl overrides
     engine: Literal["native", "verl"] = "native"
     test_freq: int = 0  # validation pass@1 on data.val_path every this many steps (and after the last); 0: never
@@ -537,9 +540,11 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
                             f"devices); use {_divisors_near(per_device, micro)}")
     need(a.ppo_epochs >= 1, f"algorithm.ppo_epochs={a.ppo_epochs} must be >= 1")
     longest = d.max_prompt_length + d.max_response_length
-    need(a.ppo_max_token_len_per_gpu is None or a.ppo_max_token_len_per_gpu >= longest,
-         f"algorithm.ppo_max_token_len_per_gpu={a.ppo_max_token_len_per_gpu} is below the longest sample "
-         f"(data.max_prompt_length + data.max_response_length = {longest}): raise it to at least {longest} "
+    sp = t.sequence_parallel_size if t.sequence_parallel_size >= 1 else 1
+    need(a.ppo_max_token_len_per_gpu is None or a.ppo_max_token_len_per_gpu * sp >= longest,
+         f"algorithm.ppo_max_token_len_per_gpu={a.ppo_max_token_len_per_gpu}"
+         + (f" x trainer.sequence_parallel_size={sp}" if sp > 1 else "") + " is below the longest sample "
+         f"(data.max_prompt_length + data.max_response_length = {longest}): raise it to at least {-(-longest // sp)} "
          "(a few times more packs several samples per pass), or null for ppo_micro_batch_size samples per pass")
 
     # algorithm: loss
@@ -575,6 +580,9 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(t.nnodes >= 1, f"trainer.nnodes={t.nnodes} must be >= 1")
     need(t.gpus_per_node >= 1, f"trainer.gpus_per_node={t.gpus_per_node} must be >= 1 (devices per host; on CPU, "
                                "worker processes per host)")
+    need(t.sequence_parallel_size >= 1 and t.gpus_per_node % t.sequence_parallel_size == 0,
+         f"trainer.sequence_parallel_size={t.sequence_parallel_size} must be >= 1 and divide trainer.gpus_per_node="
+         f"{t.gpus_per_node} (the devices sharing a sequence sit on one host)")
     need(not (t.fsdp_cpu_offload and m.device == "cpu"),
          "trainer.fsdp_cpu_offload=true with model.device='cpu': the weights are in host memory already; set it false")
     need(not (t.engine == "verl" and r.backend != "vllm"),
@@ -597,6 +605,10 @@ def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
     if t.engine != "native":
         problems.append(f"trainer.engine={t.engine!r}: the native trainer runs trainer.engine=native; a verl run is "
                         "started by the SageMaker entry point (codefu_helpers.launch)")
+    if t.sequence_parallel_size != 1:
+        problems.append(f"trainer.sequence_parallel_size={t.sequence_parallel_size}: the native trainer runs each "
+                        "sequence on one device; set it to 1 (or trainer.engine=verl, which shards sequences with "
+                        "Ulysses)")
     if r.backend == "hf":
         for key, value in (("enable_sleep_mode", r.enable_sleep_mode), ("use_rollout_log_probs", r.use_rollout_log_probs),
                            ("cpu_kv_cache_gb", r.cpu_kv_cache_gb)):

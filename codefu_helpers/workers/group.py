@@ -215,14 +215,16 @@ class RayWorkerGroup(WorkerGroup):
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        from ..tiny_model import resolve_model_path
+        from ..tiny_model import TINY_SCHEME, resolve_model_path
 
         super().__init__(cfg)
         self.world_size = cfg.trainer.nnodes * cfg.trainer.gpus_per_node
         self.actors, self.pg, self.judge = [], None, None
-        # what every worker loads: built once here (tiny://), a local folder by its absolute path
-        start_model = resolve_model_path(start_model)
-        if Path(start_model).exists():
+        # what every worker loads: a local folder by its absolute path; tiny:// is built here first and then by each
+        # worker on its own host (hosts share no disk; the build is deterministic and cached per host)
+        if start_model.startswith(TINY_SCHEME):
+            resolve_model_path(start_model)
+        elif Path(start_model).exists():
             start_model = str(Path(start_model).resolve())
         self.head = init_ray(cfg)
         try:

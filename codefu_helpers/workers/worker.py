@@ -33,6 +33,7 @@ import torch
 from ..checkpoint import folder_manifest, missing_files, save_hf_model
 from ..evaluate import pass_rate
 from ..policy_ops import load_model_and_tokenizer, pack
+from ..tiny_model import resolve_model_path
 from ..rollout import HFRollout, Sample, SamplingParams
 
 # A worker that stops answering (hung, not dead) makes the others' collectives fail after this long: the run
@@ -81,6 +82,9 @@ class Worker:
         if device.type == "cuda":
             torch.cuda.set_device(0 if device.index is None else device.index)  # Ray shows each actor one GPU
         mesh = None
+        # a tiny:// model is built on this worker's host before the process group exists: save_pretrained writes
+        # nothing on a rank other than 0 of an initialised group
+        start_model = resolve_model_path(start_model)
         if world_size > 1:
             import torch.distributed as dist
 
