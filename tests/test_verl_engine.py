@@ -157,17 +157,11 @@ def test_dry_run_prints_the_overrides_one_per_line_and_nothing_else():
     assert all("=" in line and " " not in line.split("=", 1)[0] for line in lines)
 
 
-def test_the_entry_point_runs_verl_main_ppo_then_merges_the_last_checkpoint(tmp_path):
-    from codefu_helpers.launch.verl_engine import merge_command, verl_command, verl_overrides
+def test_the_entry_point_runs_verl_main_ppo_with_the_overrides():
+    from codefu_helpers.launch.verl_engine import verl_command, verl_overrides
 
     cfg = _verl_cfg()
     assert verl_command(cfg, python="/opt/py") == ["/opt/py", "-m", "verl.trainer.main_ppo", *verl_overrides(cfg)]
-    with pytest.raises(FileNotFoundError, match="saved no checkpoint"):
-        merge_command(tmp_path, tmp_path / "model", python="/opt/py")
-    (tmp_path / "latest_checkpointed_iteration.txt").write_text("7\n")
-    assert merge_command(tmp_path, "/opt/ml/model", python="/opt/py") == [
-        "/opt/py", "-m", "verl.model_merger", "merge", "--backend", "fsdp",
-        "--local_dir", str(tmp_path / "global_step_7" / "actor"), "--target_dir", "/opt/ml/model"]
 
 
 def test_tier_selection_is_written_for_verl_as_the_native_trainer_selects(tmp_path, python_split):

@@ -146,13 +146,14 @@ def resolve_host(host: str, mapping: dict[str, str], timeout: float, log=print, 
         try:
             return socket.gethostbyname(host)
         except OSError as exc:
-            if time.monotonic() + poll > deadline:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 raise SystemExit(f"cannot resolve host {host!r} after {attempt} attempts in {timeout:.0f} s ({exc}); "
                                  f"the cluster's DNS never knew it: pass --host-ip {host}=ADDRESS, or raise "
                                  "--dns-timeout") from None
             if attempt == 1:
                 log(f"host {host!r} does not resolve yet ({exc}); retrying for up to {timeout:.0f} s")
-            time.sleep(poll)
+            time.sleep(min(poll, remaining))
             poll = min(poll * 1.5, 5.0)
 
 

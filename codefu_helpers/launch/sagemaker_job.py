@@ -33,6 +33,7 @@ anything is uploaded.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -363,47 +364,75 @@ def job_config(cfg: ExperimentConfig, launch_cfg: LaunchConfig) -> ExperimentCon
 # the SageMaker Studio session's role, bucket and region
 
 
+def _execution_role(session, metadata: Path) -> str:
+    """The SageMaker Studio / notebook instance execution role: the session metadata file's ExecutionRoleArn (or its
+    user profile's / domain's), else the role behind the session's credentials (Studio's are an assumed role)."""
+    if metadata.exists():
+        meta = json.loads(metadata.read_text())
+        if meta.get("ExecutionRoleArn"):
+            return meta["ExecutionRoleArn"]
+        if meta.get("DomainId") and meta.get("UserProfileName"):
+            sm = session.client("sagemaker")
+            profile = sm.describe_user_profile(DomainId=meta["DomainId"], UserProfileName=meta["UserProfileName"])
+            role = (profile.get("UserSettings") or {}).get("ExecutionRole")
+            return role or sm.describe_domain(DomainId=meta["DomainId"])["DefaultUserSettings"]["ExecutionRole"]
+    arn = session.client("sts").get_caller_identity()["Arn"]
+    found = re.match(r"^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role/([^/]+)/", arn)
+    if not found:
+        raise ValueError(f"the session's identity {arn} is not an assumed role")
+    try:  # the role's path (service-role/...) is part of its ARN
+        return session.client("iam").get_role(RoleName=found.group(3))["Role"]["Arn"]
+    except Exception:  # noqa: BLE001 - no iam:GetRole permission: the ARN without a path
+        return f"arn:{found.group(1)}:iam::{found.group(2)}:role/{found.group(3)}"
+
+
+def _default_bucket(session, region: str) -> str:
+    """The session's default bucket, sagemaker-REGION-ACCOUNT (the SDK's convention), created when missing."""
+    s3 = session.client("s3", region_name=region)
+    name = f"sagemaker-{region}-{session.client('sts').get_caller_identity()['Account']}"
+    try:
+        s3.head_bucket(Bucket=name)
+    except Exception:  # noqa: BLE001 - missing (404) or not ours (403): creating says which
+        s3.create_bucket(Bucket=name, **({} if region == "us-east-1" else
+                                          {"CreateBucketConfiguration": {"LocationConstraint": region}}))
+    return name
+
+
 def session_defaults(role: str | None = None, bucket: str | None = None, region: str | None = None,
-                     required: bool = True, boto_session=None) -> dict[str, Any]:
+                     required: bool = True, boto_session=None, metadata: Path = STUDIO_METADATA) -> dict[str, Any]:
     """role, bucket and region for a launch, each taken as given or else from the SageMaker session this runs in
-    (SageMaker Studio / a notebook instance: the execution role, the session's default bucket
-    sagemaker-REGION-ACCOUNT, the session's region). Returns {"role", "bucket", "region", "source": {name: where
-    from}}. Outside such a session, `required` raises LaunchError saying what to set; otherwise (rendering without
-    AWS) placeholders are returned, named as such in "source", and check_launch refuses them for a submission."""
+    (SageMaker Studio / a notebook instance: the execution role, the default bucket sagemaker-REGION-ACCOUNT, the
+    session's region). Returns {"role", "bucket", "region", "source": {name: where from}, "problems"}. Outside such a
+    session, `required` raises LaunchError saying what to set; otherwise (rendering without AWS) placeholders are
+    returned, named as such in "source", and check_launch refuses them for a submission."""
     import boto3
 
-    source: dict[str, str] = {}
     session = boto_session or boto3.Session(region_name=region or None)
+    source: dict[str, str] = {}
     if region:
         source["region"] = "given"
     elif session.region_name:
         region, source["region"] = session.region_name, "the AWS session's region"
-    if role:
-        source["role"] = "given"
-    if bucket:
-        source["bucket"] = "given"
-    problems, why_not = [], None
-    if not (role and bucket and region):
+    why: dict[str, str] = {}
+    for name, value in (("role", role), ("bucket", bucket)):
+        if value:
+            source[name] = "given"
+            continue
         try:
-            from sagemaker.core.helper.session_helper import Session, get_execution_role
-
             if not region:
                 raise ValueError("no AWS region is configured")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                sm_session = Session(boto_session=boto3.Session(region_name=region))
-                if not role:
-                    role, source["role"] = get_execution_role(sm_session), "the session's execution role"
-                if not bucket:
-                    bucket, source["bucket"] = sm_session.default_bucket(), "the session's default bucket"
-        except Exception as exc:  # noqa: BLE001 - no credentials, no role identity, no region: all mean "not Studio"
-            why_not = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-    studio = "a SageMaker Studio session" if STUDIO_METADATA.exists() else "not a SageMaker Studio session"
-    for name, value in (("role", role), ("bucket", bucket), ("region", region)):
-        if not value:
-            problems.append(f"{name.upper()} is empty and could not be read from the session ({studio}; {why_not}): "
-                            f"set {name.upper()} (role: an IAM role ARN SageMaker can assume; bucket: an S3 bucket in "
-                            "the job's region; region: e.g. us-east-1)")
+            if name == "role":
+                role, source["role"] = _execution_role(session, metadata), "the session's execution role"
+            else:
+                bucket, source["bucket"] = _default_bucket(session, region), "the session's default bucket"
+        except Exception as exc:  # noqa: BLE001 - no credentials, not a role, no region: all mean "not Studio"
+            why[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    studio = "in a SageMaker Studio session" if metadata.exists() else "not a SageMaker Studio session"
+    problems = [f"{name.upper()} is empty and could not be read from the session ({studio}; {why.get(name, 'no region')}"
+                f"): set {name.upper()} ({hint})" for name, value, hint in (
+                    ("role", role, "the ARN of an IAM role SageMaker can assume"),
+                    ("bucket", bucket, "an S3 bucket in the job's region"),
+                    ("region", region, "e.g. us-east-1")) if not value]
     if problems and required:
         raise LaunchError(problems)
     if not region:
@@ -677,7 +706,6 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
                                                     compression_type="NONE"),
                 checkpoint_config=CheckpointConfig(s3_uri=checkpoint_uri, local_path=CONTAINER["checkpoints"]),
                 environment=environment,
-                hyperparameters={"config": cfg.name, "engine": jcfg.trainer.engine, "run": run_name},
                 tags=[Tag(key=k, value=str(v)) for k, v in tags.items()],
                 input_data_config=channels,
             )
@@ -688,9 +716,7 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
         request = None
         if not submit:
             try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message="Hyperparameters are set but are not passed")
-                    trainer.train(wait=False, logs=False)  # the SDK's public path, stopped at CreateTrainingJob
+                trainer.train(wait=False, logs=False)  # the SDK's public path, stopped at CreateTrainingJob
             except _Rendered as rendered:
                 request = rendered.params
             if request is None:

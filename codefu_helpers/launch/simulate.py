@@ -141,8 +141,9 @@ class CheckpointUploader(threading.Thread):
     since their last upload go to s3://bucket/`prefix`/<relative path> (oldest first; a file still being written
     goes up as it is now), and keys whose files this host uploaded and then deleted are deleted.
 
-    `crash_at_step`: when the complete marker of step_{crash_at_step:06d} is there, upload that marker alone (first,
-    a legal order), set `crashed` and stop: the job is then killed before the rest of that checkpoint reaches S3."""
+    `crash_at_step`: the files of step_{crash_at_step:06d} are held back until its completeness marker is there; then
+    that marker alone goes up (first: a legal order), `crashed` is set and the uploader stops, and the job is killed
+    before the rest of that checkpoint reaches S3."""
 
     def __init__(self, s3: LocalS3, local: Path, prefix: str, interval: float = 0.5,
                  crash_at_step: int | None = None):
@@ -181,6 +182,8 @@ class CheckpointUploader(threading.Thread):
             self.crashed.set()
             return
         for rel, stamp in sorted(seen.items(), key=lambda item: item[1][1]):
+            if self.crash_folder and rel.startswith(self.crash_folder + "/"):
+                continue  # that checkpoint's files are still "in flight" when the job is lost
             if self.uploaded.get(rel) != stamp:
                 self._put(rel, stamp)
         for rel in [r for r in self.uploaded if r not in seen]:
