@@ -396,9 +396,11 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
     if os.geteuid() != 0:
         raise SystemExit("the simulation needs root: each host gets mount and PID namespaces (unshare)")
     out = Path(output_dir).resolve()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    if out.exists() and any(out.iterdir()):
+        if not ((out / "request.json").exists() or (out / "simulation.json").exists()):
+            raise SystemExit(f"--output-dir {out} holds files that are not a simulation's: give an empty or new folder")
+        shutil.rmtree(out)  # an earlier simulation's: replaced
+    out.mkdir(parents=True, exist_ok=True)
     cfg = ExperimentConfig.from_yaml(config).with_overrides(list(overrides or [])).validate()
     plan = launch(cfg, LaunchConfig(role=SIM_ROLE, bucket=SIM_BUCKET, region=REGION, instance_type="local",
                                     instance_count=hosts, image=SIM_IMAGE, join_timeout_seconds=int(join_timeout),
