@@ -125,7 +125,7 @@ def test_samples_whose_judging_failed_do_not_change_the_update(tiny, tmp_path):
 
 def test_schedule_and_step_count():
     warm = lr_lambda(4, "constant", 100)
-    assert [round(warm(i), 2) for i in range(6)] == [0.2, 0.4, 0.6, 0.8, 1.0, 1.0]
+    assert [round(warm(i), 2) for i in range(6)] == [0.0, 0.25, 0.5, 0.75, 1.0, 1.0]  # from 0, as documented
     cos = lr_lambda(0, "cosine", 10)
     assert cos(0) == 1.0 and cos(5) == pytest.approx(0.5) and cos(10) == pytest.approx(0.0)
     cfg = _config(4, 2)

@@ -157,6 +157,10 @@ def check_launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig) -> list[str]:
                             f"{cfg.algorithm.ppo_mini_batch_size} x {cfg.rollout.n} = {samples} samples evenly; use "
                             + (f"instance_count in {fits}" if fits else "a mini-batch that is a multiple of "
                                f"{itype.gpus} samples"))
+    if itype is not None and lc.instance_count >= 1:  # a config whose memory plan cannot fit is refused here
+        from ..memory_plan import plan_problems
+
+        problems += plan_problems(cfg, itype.gpu_memory_gib, lc.instance_count, itype.gpus)
     if lc.max_run_hours <= 0:
         problems.append(f"max_run_hours={lc.max_run_hours} must be > 0")
     if lc.use_spot and lc.max_wait_hours is not None and lc.max_wait_hours < lc.max_run_hours:
