@@ -4,8 +4,10 @@ the SageMaker entry point and the verl override generator all read an `Experimen
 It is a plain dataclass of small sections (model, data, rollout, algorithm, optim, reward, trainer,
 checkpoint, tracking) stored as YAML. Loading is strict: an unknown key is an error that names it and
 suggests the closest valid key, and a value of the wrong type names the field. `validate()` checks
-the values and how they fit together (batch sizes that must divide, ranges, backend combinations) and
-reports every problem at once, each with the field, the value and what to do.
+the values and how they fit together (batch sizes that must divide, ranges, backend combinations), refuses
+every key the config's own engine (trainer.engine) cannot honour (`native_trainer_problems`: tensor-parallel
+rollout, offload on one worker, float16 without loss scaling, vLLM-only keys with HF), and reports every
+problem at once, each with the field, the value and what to do; front ends call it before anything loads.
 
     cfg = ExperimentConfig.from_yaml("configs/ci_tiny.yaml").validate()
     cfg = cfg.with_overrides(["algorithm.kl_coef=0.01", "trainer.total_steps=5"])
@@ -305,7 +307,8 @@ class ExperimentConfig:
     # ---- validation -------------------------------------------------------------------------------
 
     def validate(self) -> ExperimentConfig:
-        """Raise ConfigError listing every problem (field, value, what to do); return self when fine."""
+        """Raise ConfigError listing every problem (field, value, what to do), including what trainer.engine cannot
+        honour; return self when fine."""
         problems: list[str] = []
         _check_types(self, "", problems)
         if problems:  # range checks below assume the right types

@@ -419,6 +419,12 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
         asleep = 0
         comp["rollout engine (awake)"] = awake
         sync_engine = 0
+    if device == "cuda":
+        host = per_node * (4 * P + (c * P if a.use_kl_loss else 0))
+        notes.append(f"host memory: each of the {per_node} workers on a host loads the float32 model (and the "
+                     f"reference copy) before sharding, {host / GIB:.0f} GiB per host at the start"
+                     + (f"; a sleeping vLLM keeps its weights there, {per_node * engine_weights / GIB:.0f} GiB"
+                        if r.backend == "vllm" and r.enable_sleep_mode else ""))
     standing = {"master weights": comp["master weights (fp32)"], "AdamW moments": comp["AdamW moments (fp32)"],
                 "reference": comp.get("reference", 0), "reserve": reserve}
     gathered = comp.get("gathered for compute", 0) + comp.get("autocast weight copies", 0)

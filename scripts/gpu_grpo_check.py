@@ -58,13 +58,14 @@ def moved_fraction(before: dict, after: dict) -> float:
     return changed / total
 
 
-def config(device: str, backend: str, steps: int, out: Path, data: dict):
+def config(device: str, backend: str, steps: int, out: Path, data: dict, response_tokens: int = 64):
     from codefu_helpers.config import ExperimentConfig
 
     overrides = {"model.device": device, "model.dtype": "bfloat16", "optim.lr": 1e-6, "rollout.backend": backend,
-                 "trainer.total_steps": steps, "checkpoint.save_every": 1, "checkpoint.keep_last": steps,
-                 "trainer.test_freq": 0, "data.val_path": None, "tracking.backend": "none",
-                 "trainer.output_dir": str(out), "data.train_path": str(data["train"]), "trainer.worker_timeout_s": 900}
+                 "data.max_response_length": response_tokens, "trainer.total_steps": steps,
+                 "checkpoint.save_every": 1, "checkpoint.keep_last": steps, "trainer.test_freq": 0,
+                 "data.val_path": None, "tracking.backend": "none", "trainer.output_dir": str(out),
+                 "data.train_path": str(data["train"]), "trainer.worker_timeout_s": 900}
     if backend == "vllm" and device == "cuda":
         overrides.update({"rollout.enable_sleep_mode": True, "rollout.gpu_memory_utilization": 0.3})
     elif backend == "vllm":
@@ -72,14 +73,15 @@ def config(device: str, backend: str, steps: int, out: Path, data: dict):
     return ExperimentConfig.from_yaml(ROOT / "configs" / "ci_tiny.yaml").with_overrides(overrides).validate()
 
 
-def run_mode(mode: str, device: str, backend: str, steps: int, work: Path, data: dict) -> dict:
+def run_mode(mode: str, device: str, backend: str, steps: int, work: Path, data: dict,
+             response_tokens: int = 64) -> dict:
     import torch
 
     from codefu_helpers.data import read_verl_parquet
     from codefu_helpers.trainer import GRPOTrainer
 
     out = work / mode
-    cfg = config(device, backend, steps, out, data)
+    cfg = config(device, backend, steps, out, data, response_tokens)
     record = {"mode": mode, "device": device, "backend": backend, "steps": steps, "lr": cfg.optim.lr}
     start = time.perf_counter()
     if device == "cuda":
@@ -122,6 +124,7 @@ def main(argv=None) -> int:
     parser.add_argument("--backend", default="vllm", choices=["vllm", "hf"])
     parser.add_argument("--modes", default="one_worker,fsdp2")
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--response-tokens", type=int, default=64, help="data.max_response_length")
     parser.add_argument("--out", required=True, help="JSON file: its 'grpo' entry is (re)written, the rest kept")
     args = parser.parse_args(argv)
     os.environ.setdefault("CODEFU_RAY_DASHBOARD", "0")
@@ -142,7 +145,8 @@ def main(argv=None) -> int:
         data = {name: Path(path) for name, path in report.files.items()}
         for mode in args.modes.split(","):
             try:
-                grpo["modes"][mode] = run_mode(mode, args.device, args.backend, args.steps, work, data)
+                grpo["modes"][mode] = run_mode(mode, args.device, args.backend, args.steps, work, data,
+                                               args.response_tokens)
             except Exception as exc:  # keep what the other modes measured; say what failed
                 grpo["modes"][mode] = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
                                        "traceback": traceback.format_exc()[-4000:]}

@@ -111,18 +111,17 @@ def test_render_rewrites_the_config_for_the_container(rendered):
 
 
 def test_native_engine_renders_and_names_what_would_stop_it(python_split, no_credentials, tmp_path):
-    from codefu_helpers.launch.sagemaker_job import LaunchConfig, LaunchError, launch
+    from codefu_helpers.launch.sagemaker_job import LaunchConfig, launch
 
     launch_cfg = LaunchConfig(role=ROLE, bucket="codefu-test-bucket")
     plan = launch(_cfg(python_split), launch_cfg, work_dir=tmp_path)
     assert plan.job_config.trainer.engine == "native" and plan.job_config.rollout.backend == "vllm"
     assert plan.job_config.world_size == 16 and plan.blockers == []  # 2 hosts x 8 workers, a vLLM engine each
-    # a key the native trainer would ignore stops the submission before anything is uploaded
-    hf = _cfg(python_split, **{"rollout.backend": "hf"})
-    plan = launch(hf, launch_cfg, work_dir=tmp_path)
-    assert any("rollout.enable_sleep_mode=True applies to vLLM only" in b for b in plan.blockers), plan.blockers
-    with pytest.raises(LaunchError, match="would fail at start"):
-        launch(hf, launch_cfg, submit=True, work_dir=tmp_path)
+    # a key the native trainer would ignore is refused by validate(), before anything is rendered or uploaded
+    from codefu_helpers.config import ConfigError
+
+    with pytest.raises(ConfigError, match="rollout.enable_sleep_mode=True applies to vLLM only"):
+        _cfg(python_split, **{"rollout.backend": "hf"})
 
 
 @pytest.mark.parametrize("change, message", [

@@ -101,7 +101,12 @@ class Worker:
             tokenizer.pad_token = tokenizer.eos_token
         self.tokenizer = tokenizer
         # on the host until sharded: FSDP2 moves one unit at a time to the device (a whole float32 model never is)
-        reference = copy.deepcopy(model) if cfg.algorithm.use_kl_loss else None
+        reference = None
+        if cfg.algorithm.use_kl_loss:  # copied straight into the dtype it is kept in (Policy): no second float32 copy
+            stored = getattr(torch, cfg.model.dtype) if mesh is not None else torch.float32
+            reference = copy.deepcopy(model, {id(p): torch.nn.Parameter(p.detach().to(stored, copy=True),
+                                                                        requires_grad=False)
+                                              for p in model.parameters()})
         self.policy = Policy(model, reference, cfg, total_updates=total_updates, mesh=mesh, world_size=world_size,
                              device=device, cpu_offload=cfg.trainer.fsdp_cpu_offload and mesh is not None)
         self.device = self.policy.device
