@@ -525,6 +525,12 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
          "(the CPU KV cache is sized by rollout.cpu_kv_cache_gb)")
     need(r.gpu_memory_utilization is None or 0 < r.gpu_memory_utilization <= 1,
          f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} must be in (0, 1]")
+    need(not (r.gpu_memory_utilization is not None and m.device == "cpu"),
+         f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} with model.device='cpu': vLLM on CPU sizes its "
+         "KV cache by rollout.cpu_kv_cache_gb and would ignore it; set it to null")
+    need(not (r.cpu_kv_cache_gb is not None and m.device.startswith("cuda")),
+         f"rollout.cpu_kv_cache_gb={r.cpu_kv_cache_gb} with model.device={m.device!r}: vLLM on a GPU sizes its KV "
+         "cache by rollout.gpu_memory_utilization and would ignore it; set it to null")
     need(r.generation_batch_size >= 1,
          f"rollout.generation_batch_size={r.generation_batch_size} must be >= 1 (sequences per generate call)")
     need(r.tensor_parallel_size >= 1 and cfg.world_size % r.tensor_parallel_size == 0,

@@ -344,7 +344,7 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
     config and this host's RAM for a CPU one), over `world_size` workers (default: the config's), `gpus_per_node`
     per host (default: the config's, or all of them)."""
     m, d, r, a = cfg.model, cfg.data, cfg.rollout, cfg.algorithm
-    device = "cpu" if m.device == "cpu" else "cuda"
+    device = "cpu" if (m.resolved_device() if m.device == "auto" else m.device) == "cpu" else "cuda"
     shape = shape or model_shape(m.path, config_dir)
     world = world_size or cfg.world_size
     per_node = gpus_per_node or min(cfg.trainer.gpus_per_node, world)

@@ -122,7 +122,7 @@ def dry_run(cfg: ExperimentConfig, gpu_memory_gib: float | None = None) -> bool:
         print("\n".join(verl_overrides(cfg)))
     else:
         print(cfg.to_yaml(), end="")
-    plan = memory_plan(cfg, device_memory_gib=gpu_memory_gib if cfg.model.device != "cpu" else None)
+    plan = memory_plan(cfg, device_memory_gib=gpu_memory_gib if cfg.model.resolved_device() != "cpu" else None)
     print(plan.report(), file=sys.stderr, flush=True)
     return plan.fits
 

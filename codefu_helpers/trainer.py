@@ -398,8 +398,8 @@ def resume_config_changes(saved: dict, cfg) -> tuple[list[str], list[str]]:
         elif key in SCHEDULE_KEYS:
             refused.append(f"{change} would change the learning-rate schedule the checkpoint's updates followed")
         elif key in ("trainer.total_steps", "trainer.total_epochs") and cosine:
-            refused.append(f"{change} would move the end of the cosine schedule, changing the rates of the updates "
-                           "already taken")
+            refused.append(f"{change} would bend the cosine schedule mid-run (its rates are planned over the "
+                           "run's whole length)")
         elif key in ("trainer.total_steps", "trainer.total_epochs"):
             explained.append(f"{change}: the run now ends elsewhere (a constant schedule is unaffected)")
         elif key == "data.train_path":
@@ -415,9 +415,9 @@ def check_resume_config(checkpoint: str | Path, cfg, report: bool = True) -> lis
     state = load_trainer_state(checkpoint)
     refused, explained = resume_config_changes(state.config, cfg)
     if refused:
-        raise ConfigError([f"cannot resume from {checkpoint}: {r}" for r in refused] + [
-            "restore those values to continue the run, or start a new run (another trainer.output_dir / "
-            "checkpoint.dir, or checkpoint.resume=false without --resume)"])
+        raise ConfigError(refused + [
+            f"so this config cannot resume from {checkpoint}: restore those values to continue that run, or start a "
+            "new run (another trainer.output_dir / checkpoint.dir, or checkpoint.resume=false without --resume)"])
     if explained and report:
         print(f"resuming from {checkpoint} with a changed config:\n" + "\n".join(f"  {e}" for e in explained),
               flush=True)

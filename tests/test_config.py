@@ -313,7 +313,12 @@ def test_the_native_trainer_refuses_to_start_on_such_a_config(tmp_path):
      "rollout.use_rollout_log_probs=true with rollout.top_p=1.0, rollout.top_k=20"),
     ({"model.device": "cuda", "model.dtype": "float16"}, "the native trainer has no loss scaling"),
     ({"trainer.worker_timeout_s": 0}, "trainer.worker_timeout_s=0.0 must be > 0"),
-], ids=["tp-native", "offload-one-worker", "is-top-p", "is-top-k", "fp16-native", "timeout"])
+    ({"rollout.backend": "vllm", "model.device": "cpu", "rollout.gpu_memory_utilization": 0.5},
+     "vLLM on CPU sizes its KV cache by rollout.cpu_kv_cache_gb and would ignore it"),
+    ({"rollout.backend": "vllm", "model.device": "cuda", "rollout.cpu_kv_cache_gb": 2},
+     "vLLM on a GPU sizes its KV cache by rollout.gpu_memory_utilization and would ignore it"),
+], ids=["tp-native", "offload-one-worker", "is-top-p", "is-top-k", "fp16-native", "timeout", "gpu-kv-on-cpu",
+        "cpu-kv-on-gpu"])
 def test_keys_the_chosen_engine_cannot_honour_are_refused_by_validate(overrides, fragment):
     """Refused before anything loads: validate() is the first thing every front end calls."""
     assert fragment in _only_problem(ExperimentConfig().with_overrides(overrides))

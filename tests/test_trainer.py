@@ -462,7 +462,7 @@ def test_resume_refuses_what_changes_the_data_order_or_the_schedule_and_explains
     # a longer run: refused under a cosine schedule (its end moves), explained under a constant one
     cosine = cfg.with_overrides(["optim.lr_schedule=cosine"])
     cosine_path = write_checkpoint(tmp_path / "cosine", TrainerState(2, 4, None, cosine.to_dict()), lambda f: None)
-    with pytest.raises(ConfigError, match="would move the end of the cosine schedule"):
+    with pytest.raises(ConfigError, match="would bend the cosine schedule mid-run"):
         check_resume_config(cosine_path, cosine.with_overrides(["trainer.total_steps=8"]))
     capsys.readouterr()
     explained = check_resume_config(path, cfg.with_overrides(["trainer.total_steps=8", "algorithm.kl_coef=0.01"]))

@@ -70,9 +70,10 @@ class VLLMRollout:
     def __init__(self, model, tokenizer, *, max_model_len: int, gpu_memory_utilization: float | None = None,
                  tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float | None = None,
                  seed: int = 0, enforce_eager: bool | None = None, dtype: torch.dtype | None = None,
-                 weights: Iterable[tuple[str, torch.Tensor]] | None = None):
-        """Start an engine on `model`'s architecture, in `dtype` (default: its parameters') on its device, then load
-        `weights` (pairs as `sync_weights` takes them; default: `model`'s own) into it."""
+                 device: torch.device | str | None = None, weights: Iterable[tuple[str, torch.Tensor]] | None = None):
+        """Start an engine on `model`'s architecture, in `dtype` on `device` (default: its parameters'), then load
+        `weights` (pairs as `sync_weights` takes them; default: `model`'s own) into it. A trainer whose parameters
+        are float32 shards (possibly offloaded to host memory) passes the compute dtype and its device."""
         if tensor_parallel_size != 1:
             raise ValueError(f"tensor_parallel_size={tensor_parallel_size}: an engine fed by a training process is "
                              "synced in process, which needs tensor_parallel_size=1 (rollout.tensor_parallel_size)")
@@ -84,7 +85,7 @@ class VLLMRollout:
             model.config.save_pretrained(staging)
             tokenizer.save_pretrained(staging)
             self._start(str(staging), tokenizer, generation_config=getattr(model, "generation_config", None),
-                        dtype=dtype or parameter.dtype, device=parameter.device, load_format="dummy",
+                        dtype=dtype or parameter.dtype, device=device or parameter.device, load_format="dummy",
                         max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
                         tensor_parallel_size=tensor_parallel_size, enable_sleep_mode=enable_sleep_mode,
                         cpu_kv_cache_gb=cpu_kv_cache_gb, seed=seed, enforce_eager=enforce_eager)

@@ -11,8 +11,10 @@ elements moved in three steps, against 100 % in float32).
   gradients are reduce-scattered in float32 (`reduce_dtype`) into the float32 shards. With `trainer.nnodes > 1` the
   mesh is 2-D: weights are sharded within a node and replicated across nodes (FSDP's HYBRID_SHARD), so the
   inter-node links carry only the gradient all-reduce. `trainer.fsdp_cpu_offload` keeps the shards, gradients and
-  optimizer state in host memory between uses (`CPUOffloadPolicy`). FSDP2 moves each unit to the mesh's device as
-  it shards it, so a whole float32 model never sits on the device.
+  optimizer state in host memory between uses (`CPUOffloadPolicy`; the process group then has gloo beside NCCL for
+  the host tensors' collectives; offload has not run anywhere yet: it needs GPUs). FSDP2 moves each unit to the
+  mesh's device as it shards it, so a whole float32 model never sits on the device. Ran on CPU with gloo, float32
+  and bf16 compute; not yet with NCCL.
 - One worker in the controller's process (no process group): the plain module with float32 weights, run under
   `torch.autocast(model.dtype)` (what `transformers.Trainer --bf16` does): matrix products in `model.dtype`,
   norms, softmax and the residual stream in float32, gradients in float32. The same recipe (float32 master weights,
@@ -261,10 +263,10 @@ class Policy:
             model = AutoModelForCausalLM.from_config(self.lm.config, dtype=dtype)
         model.to_empty(device=device)  # uninitialised storage, filled below (never a random initialisation)
         model.generation_config = self.lm.generation_config
-        filled = set()
+        filled, parameters = set(), dict(model.named_parameters(remove_duplicate=False))
         with torch.no_grad():
             for name, tensor in self.stream_weights(dtype):
-                target = model.get_parameter(name) if name in dict(model.named_parameters()) else model.get_buffer(name)
+                target = parameters[name] if name in parameters else model.get_buffer(name)
                 target.copy_(tensor)
                 filled.add(name)
             model.tie_weights()  # to_empty gave tied parameters storages of their own

@@ -91,7 +91,10 @@ class Worker:
         if master is not None:
             import torch.distributed as dist
 
-            dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank, world_size=world_size,
+            backend = "gloo"
+            if device.type == "cuda":  # shards offloaded to host memory need gloo for their collectives (the norm)
+                backend = "cpu:gloo,cuda:nccl" if cfg.trainer.fsdp_cpu_offload else "nccl"
+            dist.init_process_group(backend, rank=rank, world_size=world_size,
                                     init_method=f"tcp://{master[0]}:{master[1]}", timeout=COLLECTIVE_TIMEOUT)
             mesh = device_mesh(nnodes, world_size // nnodes, device.type)
         torch.manual_seed(cfg.trainer.seed)
@@ -124,7 +127,7 @@ class Worker:
 
             engine = build_rollout_engine(cfg.rollout, policy.lm, self.tokenizer,
                                           max_model_len=cfg.data.max_prompt_length + cfg.data.max_response_length,
-                                          seed=cfg.trainer.seed, dtype=policy.compute_dtype,
+                                          seed=cfg.trainer.seed, dtype=policy.compute_dtype, device=policy.device,
                                           weights=policy.stream_weights())
         if engine.backend == "hf" and policy.sharded:  # also vLLM's fallback: shards cannot generate by themselves
             engine = GatheredHFRollout(policy, self.tokenizer)
