@@ -144,20 +144,22 @@ def test_the_sdk_is_driven_through_its_public_api_only():
 
 
 def test_native_engine_renders_and_names_what_would_stop_it(python_split, no_credentials, tmp_path):
-    from codefu_helpers.launch.sagemaker_job import LaunchConfig, LaunchError, launch
+    from codefu_helpers.launch.sagemaker_job import LaunchConfig, launch
 
     launch_cfg = LaunchConfig(role=ROLE, bucket="codefu-test-bucket", check_data=False)
-    native = {"trainer.engine": "native", "trainer.sequence_parallel_size": 1,
+    native = {"trainer.engine": "native", "trainer.sequence_parallel_size": 1, "rollout.tensor_parallel_size": 1,
               "algorithm.ppo_max_token_len_per_gpu": 32768}  # one device holds the whole sequence now
     plan = launch(_cfg(python_split, **native), launch_cfg, work_dir=tmp_path)
     assert plan.job_config.trainer.engine == "native" and plan.job_config.rollout.backend == "vllm"
     assert plan.job_config.world_size == 16 and plan.blockers == []  # 2 hosts x 8 workers, a vLLM engine each
     # a key the native trainer would ignore stops the submission before anything is uploaded
-    sp = _cfg(python_split, **{"trainer.engine": "native"})
-    plan = launch(sp, launch_cfg, work_dir=tmp_path)
-    assert any("trainer.sequence_parallel_size=4" in b for b in plan.blockers), plan.blockers
-    with pytest.raises(LaunchError, match="would fail at start"):
-        launch(sp, launch_cfg, submit=True, work_dir=tmp_path)
+    # a key the native trainer would ignore is refused by validate(), before anything is rendered or uploaded
+    from codefu_helpers.config import ConfigError
+
+    with pytest.raises(ConfigError, match="trainer.sequence_parallel_size=4: the native trainer"):
+        _cfg(python_split, **{"trainer.engine": "native", "rollout.tensor_parallel_size": 1})
+    with pytest.raises(ConfigError, match="rollout.enable_sleep_mode=True applies to vLLM only"):
+        _cfg(python_split, **{**native, "rollout.backend": "hf"})
 
 
 @pytest.mark.parametrize("instance, rdma", [("ml.p4de.24xlarge", True), ("ml.p5.48xlarge", True),

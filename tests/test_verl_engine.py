@@ -110,6 +110,13 @@ def test_the_flagship_config_renders_with_the_keys_verl_needs():
     assert rendered["actor_rollout_ref.rollout.n"] == str(cfg.rollout.n)
     assert rendered["data.max_response_length"] == str(cfg.data.max_response_length)
     assert rendered["trainer.nnodes"] == "4" and rendered["trainer.n_gpus_per_node"] == "8"
+    # precision: the actor trains float32 master weights with bf16 compute and float32 gradient reduction
+    assert rendered["actor_rollout_ref.actor.fsdp_config.model_dtype"] == "fp32"
+    assert rendered["+actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype"] == "bf16"
+    assert rendered["+actor_rollout_ref.actor.fsdp_config.mixed_precision.reduce_dtype"] == "fp32"
+    assert rendered["actor_rollout_ref.actor.fsdp_config.dtype"] == "bfloat16"
+    assert rendered["actor_rollout_ref.ref.fsdp_config.model_dtype"] == "bf16"
+    assert rendered["actor_rollout_ref.rollout.dtype"] == "bfloat16"
     assert rendered["trainer.logger"] == "[console,mlflow]"
     assert rendered["trainer.default_local_dir"] == str(Path(cfg.checkpoint_dir()).resolve())
     # data.tiers is applied by us before verl starts: verl reads the selected rows
@@ -191,7 +198,7 @@ def verl_run(tmp_path_factory, python_split):
     tmp = tmp_path_factory.mktemp("verl")
     cfg = _verl_cfg(**{"data.train_path": str(python_split["train"]), "data.val_path": str(python_split["test"]),
                        "reward.mode": "stage1", "trainer.output_dir": str(tmp), "rollout.use_rollout_log_probs": True,
-                       "algorithm.ppo_max_token_len_per_gpu": 40000, "rollout.top_k": 20})
+                       "algorithm.ppo_max_token_len_per_gpu": 40000})
     overrides = verl_overrides(cfg)
     gold = {p["name"]: p["solutions"]["solution"][p["solutions"]["language"].index(3)]
             for p in load_problems(REPO / "data" / "sample") if 3 in p["solutions"]["language"]}

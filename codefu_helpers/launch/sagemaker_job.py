@@ -134,6 +134,8 @@ class LaunchPlan:
     data_findings: list[str] = field(default_factory=list)     # check_data's findings (submit refuses them
                                                                 # unless LaunchConfig.check_data is False)
     notes: list[str] = field(default_factory=list)             # worth knowing, not wrong (e.g. nnodes rewritten)
+    memory: Any = None                      # codefu_helpers.memory_plan.MemoryPlan per GPU of the job (None: the
+                                            # model's shape is unknown here; a note says so)
     submitted: bool = False
     job_name: str | None = None
     trainer: Any = None                     # the sagemaker.train.ModelTrainer
@@ -215,6 +217,19 @@ def model_source(path: str) -> dict[str, str]:
 # checks
 
 
+def job_memory_plan(jcfg: ExperimentConfig, itype, instance_count: int, notes: list[str]):
+    """The job's per-GPU memory plan (check_launch refuses one that does not fit), or None with a note when the
+    model's shape cannot be known before the job starts (an s3:// model, an uncached hub id)."""
+    from ..memory_plan import UnknownModelShape, memory_plan
+
+    try:
+        return memory_plan(jcfg, device_memory_gib=itype.gpu_memory_gib, world_size=instance_count * itype.gpus,
+                           gpus_per_node=itype.gpus)
+    except UnknownModelShape as exc:
+        notes.append(f"no memory plan: {exc}")
+        return None
+
+
 def check_launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False) -> list[str]:
     """Every problem with the launch inputs (empty when fine); nothing is contacted or uploaded."""
     problems = []
@@ -254,6 +269,10 @@ def check_launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool =
                             f"{cfg.algorithm.ppo_mini_batch_size} x {cfg.rollout.n} = {samples} samples evenly; use "
                             + (f"instance_count in {fits}" if fits else "a mini-batch that is a multiple of "
                                f"{itype.gpus} samples"))
+    if itype is not None and lc.instance_count >= 1:  # a config whose memory plan cannot fit is refused here
+        from ..memory_plan import plan_problems
+
+        problems += plan_problems(cfg, itype.gpu_memory_gib, lc.instance_count, itype.gpus)
     if lc.max_run_hours <= 0:
         problems.append(f"max_run_hours={lc.max_run_hours} must be > 0")
     if lc.use_spot and lc.max_wait_hours is not None and lc.max_wait_hours < lc.max_run_hours:
@@ -631,6 +650,7 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
         blockers = native_trainer_problems(jcfg)
     findings = check_data(cfg, lc.language)
     notes = []
+    memory = job_memory_plan(jcfg, itype, lc.instance_count, notes)
     if cfg.trainer.nnodes != lc.instance_count:
         notes.append(f"trainer.nnodes={cfg.trainer.nnodes} in the config, instance_count={lc.instance_count} here: "
                      f"the job trains on {lc.instance_count} host(s) (its config says trainer.nnodes="
@@ -727,7 +747,8 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
     cost["per_run_at_max_run"] = cost.pop("per_run")
     plan = LaunchPlan(request={}, uploads=session.recorded_uploads, cost=cost, job_config=jcfg, blockers=blockers,
                       trainer=trainer, command=source.command, source_dir=source.source_dir, run_name=run_name,
-                      checkpoint_uri=checkpoint_uri, model_input=model, data_findings=findings, notes=notes)
+                      checkpoint_uri=checkpoint_uri, model_input=model, data_findings=findings, notes=notes,
+                      memory=memory)
     if not submit:
         plan.request = _jsonable(request)
         plan.job_name = plan.request.get("TrainingJobName")

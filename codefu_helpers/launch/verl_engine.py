@@ -52,7 +52,10 @@ REWARD_FUNCTION_NAME = "compute_score"
 
 # Our reward.mode -> codefu_helpers.reward's canonical reward_mode names.
 _REWARD_MODES = {"linear": "codefu_stage2", "stage1": "codefu_stage1", "binary": "binary"}
-# model.dtype -> verl's FSDP `model_dtype` (the dtype the trained weights live in) and the rollout dtype.
+# model.dtype (the compute dtype) -> verl's short name (FSDP mixed precision's param_dtype; the reference's stored
+# dtype) and its long name (the actor engine's `dtype`, the rollout's dtype). The actor's own weights, gradients and
+# optimizer state stay float32 (`model_dtype=fp32`, reduce_dtype=fp32): a bf16 *stored* weight cannot take a 1e-6
+# update. A critic, where verl builds one, keeps verl's fp32 default (GRPO has none).
 _VERL_DTYPES = {"bfloat16": ("bf16", "bfloat16"), "float16": ("fp16", "float16")}
 # Keys that do nothing when verl runs, with the reason (kept next to the code that relies on it).
 INERT_FOR_VERL = {
@@ -66,6 +69,7 @@ INERT_FOR_VERL = {
     "algorithm.kl_coef": "read only when algorithm.use_kl_loss is true (then mapped)",
     "algorithm.kl_estimator": "read only when algorithm.use_kl_loss is true (then mapped)",
     "tracking.uri": "read only when tracking.backend=mlflow (then passed as MLFLOW_TRACKING_URI)",
+    "trainer.worker_timeout_s": "the native trainer's deadline per worker call; verl drives its own workers",
 }
 
 SAVE_CONTENTS = ("model", "optimizer", "extra", "hf_model")
@@ -153,11 +157,13 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
         # a local directory becomes absolute; anything else is an HF hub id
         r.put("model.path", "actor_rollout_ref.model.path", _absolute(m.path) if Path(m.path).exists() else m.path)
     if m.dtype in _VERL_DTYPES:
-        fsdp_dtype, rollout_dtype = _VERL_DTYPES[m.dtype]
-        r.put("model.dtype", _ACTOR + "fsdp_config.model_dtype", fsdp_dtype)
-        r.put(None, _REF + "fsdp_config.model_dtype", fsdp_dtype)
-        r.put(None, _ACTOR + "fsdp_config.dtype", rollout_dtype)
-        r.put(None, _ROLLOUT + "dtype", rollout_dtype)
+        compute, compute_name = _VERL_DTYPES[m.dtype]
+        r.put(None, _ACTOR + "fsdp_config.model_dtype", "fp32")  # master weights (and AdamW state) in float32
+        for part, value in (("param_dtype", compute), ("reduce_dtype", "fp32"), ("buffer_dtype", "fp32")):
+            r.put(None, "+" + _ACTOR + f"fsdp_config.mixed_precision.{part}", value)
+        r.put("model.dtype", _ACTOR + "fsdp_config.dtype", compute_name)
+        r.put(None, _REF + "fsdp_config.model_dtype", compute)  # never trained: stored as it computes
+        r.put(None, _ROLLOUT + "dtype", compute_name)
     else:
         r.fail("model.dtype", f"model.dtype={m.dtype!r}: verl's FSDP workers compute in bfloat16 or float16; "
                               "set model.dtype=bfloat16")
