@@ -115,9 +115,13 @@ class RayNode:
         while True:
             attempt += 1
             offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+            env = dict(os.environ if self.env is None else self.env)
+            # no drain on stop: these nodes hold no Serve replicas, and a stopping SageMaker host's grace period
+            # (120 s) is for the checkpoint save, not for a 30 s idle drain
+            env.setdefault("RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S", "0")
             with open(self.log_path, "ab") as log:
                 self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                                start_new_session=True, env=self.env)
+                                                start_new_session=True, env=env)
             self._set_autogroup_nice()
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
