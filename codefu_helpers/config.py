@@ -1,7 +1,7 @@
 """One experiment config for every front end: notebooks, `python -m codefu_helpers.train --config FILE`,
 the SageMaker entry point and the verl override generator all read an `ExperimentConfig`.
 
-It is a plain dataclass of small sections (model, data, rollout, algorithm, optim, reward, trainer,
+It is a plain dataclass of small sections (model, data, rollout, algorithm, optim, critic, reward, trainer,
 checkpoint, tracking) stored as YAML. Loading is strict: an unknown key is an error that names it and
 suggests the closest valid key, and a value of the wrong type names the field. `validate()` checks
 the values and how they fit together (batch sizes that must divide, ranges, backend combinations), refuses
@@ -44,13 +44,16 @@ __all__ = [
     "RolloutConfig",
     "AlgorithmConfig",
     "OptimConfig",
+    "CriticConfig",
     "RewardConfig",
     "TrainerConfig",
     "CheckpointConfig",
     "TrackingConfig",
 ]
 
-# The same names as codefu_helpers.grpo.LOSS_AGG_MODES / KL_ESTIMATORS (a test keeps them equal).
+# The same names as codefu_helpers.grpo.LOSS_AGG_MODES / KL_ESTIMATORS and estimators.ADV_ESTIMATORS (a test keeps
+# them equal).
+AdvEstimator = Literal["grpo", "gae", "rloo", "reinforce_plus_plus"]
 LossAggMode = Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm", "token-sum", "seq-mean-token-sum"]
 KlEstimator = Literal["kl", "k1", "mse", "k2", "low_var_kl", "k3", "abs"]
 
@@ -125,8 +128,13 @@ class RolloutConfig:
 
 @dataclass
 class AlgorithmConfig:
-    norm_adv_by_std: bool = True  # True: GRPO; False: Dr.GRPO (no std normalisation)
-    adv_epsilon: float = 1e-6  # added to the group std
+    # how rewards become advantages (codefu_helpers.estimators): grpo (group baseline), gae (PPO with a critic: see the
+    # critic section), rloo (leave-one-out group baseline), reinforce_plus_plus (return-to-go whitened over the batch)
+    adv_estimator: AdvEstimator = "grpo"
+    gamma: float = 1.0  # gae, reinforce_plus_plus: discount per response token
+    lam: float = 1.0  # gae: the lambda of GAE (1: Monte-Carlo returns minus values; 0: one-step TD)
+    norm_adv_by_std: bool = True  # grpo only. True: GRPO; False: Dr.GRPO (no std normalisation)
+    adv_epsilon: float = 1e-6  # grpo only: added to the group std
     ppo_mini_batch_size: int = 2  # prompts per optimizer update; must divide data.train_batch_size
     ppo_micro_batch_size: int = 4  # samples per device per forward/backward (gradient accumulation)
     # micro-batches by token budget instead (verl's dynamic batch size): samples per forward pass chosen so that
@@ -153,6 +161,23 @@ class OptimConfig:
 
 
 @dataclass
+class CriticConfig:
+    """The value model of algorithm.adv_estimator=gae (PPO). Every key is refused with another estimator."""
+
+    # null: a copy of the policy's start model (after any warm start) with a value head; else an HF causal LM (value
+    # head added) or a token-classification model with one label (its value head kept, e.g. a PPO run's critic/)
+    model_path: str | None = None
+    gradient_checkpointing: bool | None = None  # null: as model.gradient_checkpointing
+    lr: float = 1e-5  # verl's critic default
+    warmup_steps: int = 0  # linear warm-up from 0 over this many critic updates
+    lr_schedule: Literal["constant", "cosine"] = "constant"  # after warm-up
+    weight_decay: float = 0.01  # AdamW
+    grad_clip: float | None = 1.0  # max global gradient norm; null disables
+    cliprange_value: float = 0.5  # a value may move at most this far from the step's old value before the loss clips
+    ppo_epochs: int | None = None  # passes over each step's samples; null: algorithm.ppo_epochs
+
+
+@dataclass
 class RewardConfig:
     mode: Literal["linear", "stage1", "binary"] = "linear"  # see codefu_helpers.reward
     num_workers: int = 2  # judge calls at a time per host; 0: the host's cores not used by training workers
@@ -173,6 +198,17 @@ class TrainerConfig:
     sequence_parallel_size: int = 1
     # native: codefu_helpers.trainer; verl: the same config rendered as verl overrides
     engine: Literal["native", "verl"] = "native"
+    # how the training workers shard the model: fsdp (FSDP2 natively; verl's FSDP workers) or megatron (verl's
+    # Megatron-LM workers, trainer.engine=verl only), which splits layers over tensor_parallel_size devices and the
+    # layer stack over pipeline_parallel_size stages; the rest of the devices are data-parallel
+    strategy: Literal["fsdp", "megatron"] = "fsdp"
+    tensor_parallel_size: int = 1  # megatron only: devices sharing each layer (training; rollout.tensor_parallel_size is vLLM's)
+    pipeline_parallel_size: int = 1  # megatron only: pipeline stages
+    # algorithm.adv_estimator=gae: steps at the start that update only the critic (the actor waits for useful values)
+    critic_warmup: int = 0
+    # algorithm.adv_estimator=gae: where the critic runs. 0: colocated, a critic shard beside the policy shard on each
+    # training device; N: N devices (CPU: worker processes) per host of its own, a separate Ray placement group
+    critic_gpus: int = 0
     test_freq: int = 0  # validation pass@1 on data.val_path every this many steps (and after the last); 0: never
     val_samples: int = 1  # samples per validation problem (at rollout.temperature; pass@1 is their mean)
     # seconds a worker may take to answer one call of a step (generate, log-probs, an update, a weight sync, a
@@ -196,7 +232,7 @@ class TrackingConfig:
     run_name: str | None = None  # null: the config's name
 
 
-_SECTIONS = ("model", "data", "rollout", "algorithm", "optim", "reward", "trainer", "checkpoint", "tracking")
+_SECTIONS = ("model", "data", "rollout", "algorithm", "optim", "critic", "reward", "trainer", "checkpoint", "tracking")
 
 
 @dataclass
@@ -207,6 +243,7 @@ class ExperimentConfig:
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
     algorithm: AlgorithmConfig = field(default_factory=AlgorithmConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
+    critic: CriticConfig = field(default_factory=CriticConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
@@ -283,6 +320,21 @@ class ExperimentConfig:
     def world_size(self) -> int:
         """Training devices over all hosts."""
         return self.trainer.nnodes * self.trainer.gpus_per_node
+
+    @property
+    def uses_critic(self) -> bool:
+        """algorithm.adv_estimator needs a value model (PPO's gae)."""
+        return self.algorithm.adv_estimator == "gae"
+
+    @property
+    def critic_world_size(self) -> int:
+        """Devices the critic is sharded over: the training devices (colocated), or trainer.critic_gpus per host."""
+        return self.trainer.nnodes * (self.trainer.critic_gpus or self.trainer.gpus_per_node)
+
+    @property
+    def critic_epochs(self) -> int:
+        """Passes of the critic over each step's samples (critic.ppo_epochs, else algorithm.ppo_epochs)."""
+        return self.critic.ppo_epochs or self.algorithm.ppo_epochs
 
     @property
     def samples_per_step(self) -> int:
@@ -508,8 +560,12 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
          "trainer.test_freq (e.g. 5) to validate every that many steps, or data.val_path=null")
 
     # rollout
-    need(r.n >= 2, f"rollout.n={r.n}: GRPO compares samples within a group, so it needs at least 2 samples per "
-                   "prompt; set rollout.n >= 2 (4-8 is typical)")
+    if a.adv_estimator in ("grpo", "rloo"):
+        need(r.n >= 2, f"rollout.n={r.n}: " + ("GRPO compares samples within a group" if a.adv_estimator == "grpo" else
+                                              "RLOO compares each sample with the others of its group")
+             + ", so it needs at least 2 samples per prompt; set rollout.n >= 2 (4-8 is typical)")
+    else:
+        need(r.n >= 1, f"rollout.n={r.n} must be >= 1 (samples per prompt)")
     need(r.temperature > 0, f"rollout.temperature={r.temperature} must be > 0: greedy decoding makes every sample "
                             "of a group identical, so all advantages would be 0; use 0.6-1.0")
     need(0 < r.top_p <= 1, f"rollout.top_p={r.top_p} must be in (0, 1]")
@@ -548,7 +604,8 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
         problems.append(f"algorithm.ppo_mini_batch_size={mini} must divide data.train_batch_size={d.train_batch_size} "
                         f"(each step splits into whole mini-batches); use "
                         f"{_divisors_near(d.train_batch_size, mini)}")
-    elif r.n >= 2 and t.nnodes >= 1 and t.gpus_per_node >= 1:  # else reported above; avoid cascades
+    elif r.n >= (2 if a.adv_estimator in ("grpo", "rloo") else 1) and t.nnodes >= 1 and t.gpus_per_node >= 1:
+        # (else reported above; avoid cascades)
         samples = mini * r.n
         if samples % cfg.world_size:
             problems.append(f"algorithm.ppo_mini_batch_size x rollout.n = {mini} x {r.n} = {samples} samples must "
@@ -580,6 +637,24 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
          "tokens at c); use 3.0, or null to disable")
     need(a.kl_coef >= 0, f"algorithm.kl_coef={a.kl_coef} must be >= 0; set algorithm.use_kl_loss=false to drop the KL")
     need(a.entropy_coef >= 0, f"algorithm.entropy_coef={a.entropy_coef} must be >= 0 (a bonus); 0 disables it")
+
+    # algorithm: estimator (codefu_helpers.estimators)
+    est = a.adv_estimator
+    need(0 < a.gamma <= 1, f"algorithm.gamma={a.gamma} must be in (0, 1] (the discount per token; 1.0 is usual for "
+                           "one reward at the end of a response)")
+    need(0 <= a.lam <= 1, f"algorithm.lam={a.lam} must be in [0, 1] (GAE's lambda; 1.0 is usual here)")
+    need(a.gamma == 1.0 or est in ("gae", "reinforce_plus_plus"),
+         f"algorithm.gamma={a.gamma} is read only by algorithm.adv_estimator=gae or reinforce_plus_plus, not {est!r}: "
+         "remove it (1.0)")
+    need(a.lam == 1.0 or est == "gae",
+         f"algorithm.lam={a.lam} is read only by algorithm.adv_estimator=gae, not {est!r}: remove it (1.0)")
+    need(a.norm_adv_by_std or est == "grpo",
+         f"algorithm.norm_adv_by_std=false (Dr.GRPO) applies to algorithm.adv_estimator=grpo only, not {est!r}: "
+         "set it true")
+    need(a.adv_epsilon == 1e-6 or est == "grpo",
+         f"algorithm.adv_epsilon={a.adv_epsilon} is GRPO's std epsilon, unused by algorithm.adv_estimator={est!r}: "
+         "set it to 1e-6")
+    _check_critic(cfg, need, problems)
 
     # optim
     need(o.lr > 0, f"optim.lr={o.lr} must be > 0 (1e-6 is usual for RL on a 7B model)")
@@ -619,6 +694,79 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(bool(tr.experiment.strip()), "tracking.experiment='' is empty: name the MLflow experiment")
 
 
+def _check_critic(cfg: ExperimentConfig, need, problems: list[str]) -> None:
+    """The critic section, trainer.critic_warmup / critic_gpus and the trainer's strategy keys."""
+    a, c, t, d, r = cfg.algorithm, cfg.critic, cfg.trainer, cfg.data, cfg.rollout
+    if not cfg.uses_critic:
+        # a critic key set with an estimator that has no critic would be silently ignored: name every one
+        defaults = _flat_fields(CriticConfig())
+        for key, value in _flat_fields(c).items():
+            if value != defaults[key]:
+                problems.append(f"critic.{key}={value!r} is read only with algorithm.adv_estimator=gae (PPO with a "
+                                f"critic), not {a.adv_estimator!r}: remove it, or set algorithm.adv_estimator=gae")
+        for key in ("critic_warmup", "critic_gpus"):
+            value = getattr(t, key)
+            if value:
+                problems.append(f"trainer.{key}={value} is read only with algorithm.adv_estimator=gae (PPO with a "
+                                f"critic), not {a.adv_estimator!r}: set it to 0, or algorithm.adv_estimator=gae")
+    else:
+        need(c.model_path is None or bool(c.model_path.strip()),
+             "critic.model_path='' is empty: give a model (HF id, local directory, tiny://qwen2) or null for a copy "
+             "of the policy's start model")
+        if c.model_path and c.model_path.startswith(TINY_SCHEME):
+            need(c.model_path in TINY_MODEL_URIS,
+                 f"critic.model_path={c.model_path!r} is not a known tiny model: use one of {TINY_MODEL_URIS}")
+        need(c.lr > 0, f"critic.lr={c.lr} must be > 0 (1e-5 is verl's default)")
+        need(c.warmup_steps >= 0, f"critic.warmup_steps={c.warmup_steps} must be >= 0")
+        need(c.weight_decay >= 0, f"critic.weight_decay={c.weight_decay} must be >= 0")
+        need(c.grad_clip is None or c.grad_clip > 0, f"critic.grad_clip={c.grad_clip} must be > 0, or null to disable")
+        need(c.cliprange_value > 0, f"critic.cliprange_value={c.cliprange_value} must be > 0 (0.5 is verl's default)")
+        need(c.ppo_epochs is None or c.ppo_epochs >= 1,
+             f"critic.ppo_epochs={c.ppo_epochs} must be >= 1, or null for algorithm.ppo_epochs")
+        need(t.critic_warmup >= 0, f"trainer.critic_warmup={t.critic_warmup} must be >= 0 (steps that update only "
+                                   "the critic; 0: none)")
+        need(t.total_steps is None or t.critic_warmup < t.total_steps,
+             f"trainer.critic_warmup={t.critic_warmup} is not below trainer.total_steps={t.total_steps}: the actor "
+             "would never be updated; lower it")
+        need(t.critic_gpus >= 0, f"trainer.critic_gpus={t.critic_gpus} must be >= 0 (0: the critic shares the "
+                                 "training devices)")
+        mini, micro = a.ppo_mini_batch_size, a.ppo_micro_batch_size
+        world = cfg.critic_world_size
+        if t.critic_gpus > 0 and mini >= 1 and micro >= 1 and r.n >= 1 and t.nnodes >= 1:
+            samples = mini * r.n
+            if samples % world:
+                problems.append(f"algorithm.ppo_mini_batch_size x rollout.n = {samples} samples must split evenly over "
+                                f"the critic's {world} devices (trainer.nnodes x trainer.critic_gpus)")
+            elif a.ppo_max_token_len_per_gpu is None and (samples // world) % micro:
+                problems.append(f"algorithm.ppo_micro_batch_size={micro} must divide the {samples // world} samples "
+                                f"each critic device gets per mini-batch (trainer.critic_gpus={t.critic_gpus})")
+    # the strategy of the training workers
+    if t.strategy == "fsdp":
+        for key in ("tensor_parallel_size", "pipeline_parallel_size"):
+            value = getattr(t, key)
+            need(value == 1, f"trainer.{key}={value} is read only with trainer.strategy=megatron (FSDP shards every "
+                             "weight over the data-parallel devices instead): set it to 1, or trainer.strategy=megatron "
+                             "with trainer.engine=verl")
+    else:
+        need(t.tensor_parallel_size >= 1, f"trainer.tensor_parallel_size={t.tensor_parallel_size} must be >= 1")
+        need(t.pipeline_parallel_size >= 1, f"trainer.pipeline_parallel_size={t.pipeline_parallel_size} must be >= 1")
+        split = t.tensor_parallel_size * t.pipeline_parallel_size
+        need(split < 1 or cfg.world_size % split == 0,
+             f"trainer.tensor_parallel_size x trainer.pipeline_parallel_size = {split} must divide the "
+             f"{cfg.world_size} devices (trainer.nnodes x trainer.gpus_per_node); the quotient is the data-parallel size")
+
+
+def _flat_fields(obj, prefix: str = "") -> dict[str, Any]:
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            out.update(_flat_fields(value, f"{prefix}{f.name}."))
+        else:
+            out[f"{prefix}{f.name}"] = value
+    return out
+
+
 def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
     """What a config asks for that `codefu_helpers.trainer` cannot honour: one message per key.
 
@@ -655,6 +803,9 @@ def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
         problems.append("trainer.fsdp_cpu_offload=true with one worker (trainer.nnodes x trainer.gpus_per_node = 1): "
                         "the native trainer shards (and offloads) only across several workers, so it would be "
                         "ignored; set it false, or train on several GPUs")
+    if t.strategy == "megatron":
+        problems.append("trainer.strategy='megatron': the native trainer shards with FSDP2; Megatron-LM's tensor and "
+                        "pipeline parallel workers run with trainer.engine=verl")
     if m.dtype == "float16" and m.device != "cpu":  # on CPU validate() refuses float16 already
         problems.append("model.dtype='float16': the native trainer has no loss scaling, without which float16 "
                         "gradients underflow; use bfloat16 (same memory, float32's range)")

@@ -11,7 +11,8 @@ sample's last response token, as verl's reward managers do) into per-token advan
 
 The maths matches `verl.trainer.ppo.core_algos` (verl 0.9.1) for the same inputs (tests/test_estimators.py runs
 both). Deliberate differences, in degenerate cases only: a group with fewer than two valid samples has no baseline,
-so RLOO gives it advantage 0 (verl passes a lone sample's raw reward through), and samples excluded from training
+so RLOO (and GRPO, through `outcome_advantages`) gives it advantage 0 (verl passes a lone sample's raw reward
+through), and samples excluded from training
 (judge failures: `keep` = 0) neither count in a group nor in the batch statistics of the whitening.
 
 Shapes: B samples, T response tokens (right-padded); masks (B, T) with 1 on response tokens that count.
@@ -35,6 +36,7 @@ CRITIC_ESTIMATORS = ("gae",)  # estimators that need a value model
 
 _WHITEN_EPS = 1e-8  # verl's masked_whiten: rsqrt(var + 1e-8)
 _MEAN_EPS = 1e-8    # verl's masked_mean: sum / (count + 1e-8)
+_NO_SPREAD = 1e-12  # explained_variance: a variance below this (relative to the returns' scale) is float32 rounding
 
 
 def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -140,15 +142,36 @@ def value_loss(values: torch.Tensor, returns: torch.Tensor, old_values: torch.Te
 
 def explained_variance(returns: torch.Tensor, values: torch.Tensor, response_mask: torch.Tensor) -> float:
     """1 - Var(returns - values) / Var(returns) over the masked tokens (1: the critic predicts the returns; 0: no
-    better than their mean; negative: worse). NaN when the returns do not vary."""
+    better than their mean; negative: worse). NaN when the returns do not vary beyond float32 rounding (say, every
+    sample scored the same and gamma = lam = 1: the returns are that score up to rounding noise, and a ratio over
+    that noise would be a meaningless huge number)."""
     mask = response_mask.bool()
     r, v = returns[mask].double(), values[mask].double()
     if r.numel() < 2:
         return float("nan")
     var = r.var(unbiased=False)
-    if var == 0:
+    if var <= _NO_SPREAD * max(1.0, float((r * r).mean())):
         return float("nan")
     return float(1.0 - (r - v).var(unbiased=False) / var)
+
+
+def sample_advantages(estimator: str, scores: torch.Tensor, group_ids: Sequence[Hashable], keep: torch.Tensor, *,
+                      norm_by_std: bool = True, epsilon: float = 1e-6) -> torch.Tensor:
+    """One advantage per sample (B,) for the group estimators (grpo, rloo): excluded samples (keep = 0) get 0 and
+    count in no group; a group left with fewer than two samples that count has no baseline and gets 0."""
+    if estimator not in ("grpo", "rloo"):
+        raise ValueError(f"adv_estimator={estimator!r} gives one advantage per token, not per sample")
+    kept = keep.to(torch.bool)
+    # excluded samples become groups of their own (then lone: 0); labels mapped to ints here, since a mix of
+    # arbitrary labels and tuples would not survive the conversion to an array inside the group functions
+    first_seen: dict[Hashable, int] = {}
+    labels = [first_seen.setdefault(("group", g) if k else ("excluded", i), len(first_seen))
+              for i, (g, k) in enumerate(zip(group_ids, kept.tolist()))]
+    if estimator == "grpo":
+        per_sample = group_advantages(scores, labels, norm_by_std=norm_by_std, epsilon=epsilon, lone_sample="zero")
+    else:
+        per_sample = rloo_advantages(scores, labels)
+    return torch.where(kept, per_sample, torch.zeros_like(per_sample))
 
 
 def outcome_advantages(estimator: str, scores: torch.Tensor, group_ids: Sequence[Hashable], keep: torch.Tensor,
@@ -159,18 +182,15 @@ def outcome_advantages(estimator: str, scores: torch.Tensor, group_ids: Sequence
 
     scores (B,): outcome rewards; group_ids (B,): the prompt of each sample; keep (B,): 1 for samples that train,
     0 for excluded ones (judge failures, empty responses), which get advantage 0 and count in no statistic;
-    response_mask (B, T); values (B, T): the critic's values before the update (gae only)."""
+    response_mask (B, T); values (B, T): the critic's values before the update (gae only). A group (grpo, rloo) left
+    with fewer than two samples that count has no baseline: advantage 0 (the trainer's rule; verl passes a lone
+    sample's reward through)."""
     if estimator not in ADV_ESTIMATORS:
         raise ValueError(f"adv_estimator={estimator!r} is not one of {ADV_ESTIMATORS}")
     kept = keep.to(torch.bool)
     mask = response_mask.to(torch.float32) * kept[:, None].to(torch.float32)  # (B, T) excluded rows zeroed
-    labels = [g if k else ("excluded", i) for i, (g, k) in enumerate(zip(group_ids, kept.tolist()))]
     if estimator in ("grpo", "rloo"):
-        if estimator == "grpo":
-            per_sample = group_advantages(scores, labels, norm_by_std=norm_by_std, epsilon=epsilon)
-        else:
-            per_sample = rloo_advantages(scores, labels)
-        per_sample = torch.where(kept, per_sample, torch.zeros_like(per_sample))
+        per_sample = sample_advantages(estimator, scores, group_ids, keep, norm_by_std=norm_by_std, epsilon=epsilon)
         return per_sample[:, None].to(torch.float32) * mask, None
     token_rewards = outcome_token_rewards(scores.to(torch.float32), mask)
     if estimator == "reinforce_plus_plus":

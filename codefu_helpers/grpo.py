@@ -457,8 +457,9 @@ def actor_loss(
 # ----------------------------------------------------------------------------------------------------
 # What a step reports about its losses and its samples' log-probs
 
-# actor_loss metrics that are already normalised by the whole mini-batch (summed over its micro-batches)
-SUMMED_LOSS_METRICS = ("loss", "pg_loss", "entropy", "kl_loss")
+# actor_loss (and the critic's value loss) metrics that are already normalised by the whole mini-batch (summed over
+# its micro-batches)
+SUMMED_LOSS_METRICS = ("loss", "pg_loss", "entropy", "kl_loss", "value_loss")
 
 
 def mini_batch_metrics(micro_metrics: list[tuple[dict, int]], total_tokens: int) -> dict[str, float]:

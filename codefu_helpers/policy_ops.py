@@ -1,6 +1,7 @@
-"""Model-side operations of the policy: packing samples into a batch, chunked response log-probs, loading the
-model, the learning-rate schedule. No loop, no Ray: the workers (`codefu_helpers.workers.policy`) build on this,
-and so do the rollout benchmark and the vLLM tests that compare the engine's log-probs with the trainer's.
+"""Model-side operations of the policy and the critic: packing samples into a batch, chunked response log-probs,
+loading the model, the critic's value model and its values, the learning-rate schedule. No loop, no Ray: the workers
+(`codefu_helpers.workers.policy`, `workers.critic`) build on this, and so do the rollout benchmark and the vLLM tests
+that compare the engine's log-probs with the trainer's.
 
 Samples, log-probs and losses are laid out as (B, T): B samples, T response tokens (right-padded). Prompts are
 left-padded so that every response starts in the same column, which lets the log-prob pass compute logits for
@@ -8,10 +9,19 @@ the response positions only:
 
     batch = pack(samples, pad_id=tokenizer.pad_token_id)
     log_probs, entropy = response_log_probs(model, batch, temperature=0.8, with_entropy=True)   # (B, T) each
+
+The critic (PPO's value model, algorithm.adv_estimator=gae) is an HF token-classification model with one label, as
+verl's: the policy's decoder and a linear value head on its hidden states (`value_model_from_lm`, or
+`load_value_model` for critic.model_path). The value of response token t is read from the hidden state that predicts
+it (position P-1+t), the state the log-prob of token t comes from:
+
+    critic = value_model_from_lm(policy_lm, seed=0)
+    values = response_values(critic, batch)                                                     # (B, T)
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -121,6 +131,98 @@ def load_model_and_tokenizer(model_cfg, path: str | None = None, dtype: torch.dt
     if model_cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     return model, tokenizer
+
+
+def _value_config(config):
+    """A copy of an LM's config for its value model: one output (the value), no dropout before the head."""
+    config = copy.deepcopy(config)
+    config.num_labels = 1
+    config.classifier_dropout = 0.0
+    config.architectures = None
+    return config
+
+
+def value_head(model) -> torch.nn.Linear:
+    """The value head of a token-classification model: its one Linear with a single output (`score` in Qwen2/Llama)."""
+    heads = [m for name, m in model.named_children()
+             if isinstance(m, torch.nn.Linear) and m.out_features == 1 and name != model.base_model_prefix]
+    if len(heads) != 1:
+        raise ValueError(f"{type(model).__name__} has no single one-output Linear head ({len(heads)} found): the "
+                         "critic needs a token-classification model with num_labels=1")
+    return heads[0]
+
+
+def init_value_head(head: torch.nn.Linear, std: float, seed: int) -> None:
+    """A fresh value head: weights N(0, std^2) from a generator of its own (the same on every worker and run, and
+    the global RNG is left alone), bias 0."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        head.weight.copy_(torch.randn(head.weight.shape, generator=generator, dtype=torch.float32) * std)
+        if head.bias is not None:
+            head.bias.zero_()
+
+
+def value_model_from_lm(lm, *, seed: int, gradient_checkpointing: bool = False):
+    """A value model built from an HF causal LM: a float32 copy of its decoder under a fresh value head (the LM's
+    vocabulary projection is dropped). The LM is left as it was."""
+    from transformers import AutoModelForTokenClassification
+
+    with torch.device("meta"):
+        model = AutoModelForTokenClassification.from_config(_value_config(lm.config), dtype=torch.float32)
+    decoder = copy.deepcopy(lm.get_decoder()).float()
+    setattr(model, model.base_model_prefix, decoder)
+    head = value_head(model)
+    name = next(n for n, m in model.named_children() if m is head)
+    fresh = torch.nn.Linear(head.in_features, 1, bias=head.bias is not None)
+    setattr(model, name, fresh)
+    init_value_head(fresh, getattr(lm.config, "initializer_range", 0.02), seed)
+    return _finish_value_model(model, gradient_checkpointing)
+
+
+def load_value_model(path: str, *, seed: int, gradient_checkpointing: bool = False):
+    """The value model at `path` (critic.model_path) in float32: a token-classification checkpoint with one label keeps
+    its value head; a causal LM gets a fresh one (seeded, see `init_value_head`). Raises when `path` is neither."""
+    from transformers import AutoConfig, AutoModelForTokenClassification
+
+    from .tiny_model import resolve_model_path
+
+    folder = resolve_model_path(path)
+    config = AutoConfig.from_pretrained(folder)
+    has_head = any(a.endswith("ForTokenClassification") for a in (config.architectures or [])) and \
+        getattr(config, "num_labels", None) == 1
+    try:
+        model, info = AutoModelForTokenClassification.from_pretrained(
+            folder, config=_value_config(config), dtype=torch.float32, output_loading_info=True)
+    except ValueError as exc:
+        raise ValueError(f"critic.model_path={path!r} cannot be loaded as a value model (an HF causal LM or a "
+                         f"token-classification model with one label): {exc}") from None
+    head = value_head(model)
+    head_names = {n for n, _ in model.named_parameters() if n.split(".")[0] not in (model.base_model_prefix,)}
+    missing = set(info.get("missing_keys") or []) - head_names
+    if missing:
+        raise ValueError(f"critic.model_path={path!r}: its weights lack {sorted(missing)[:5]}, so the critic would "
+                         "start from random decoder weights; point it at a complete model")
+    if not has_head:
+        init_value_head(head, getattr(config, "initializer_range", 0.02), seed)
+    return _finish_value_model(model, gradient_checkpointing)
+
+
+def _finish_value_model(model, gradient_checkpointing: bool):
+    if gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    elif getattr(model, "is_gradient_checkpointing", False):
+        model.gradient_checkpointing_disable()  # a copied decoder keeps the policy's setting otherwise
+    return model
+
+
+def response_values(model, batch: PackedBatch) -> torch.Tensor:
+    """Values (B, T) of the response tokens under value model `model`: the value head on the hidden state at position
+    P-1+t for response token t (verl's critic alignment), in float32."""
+    T = batch.response_ids.shape[1]
+    decoder = getattr(model, model.base_model_prefix)
+    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                     position_ids=batch.position_ids, use_cache=False).last_hidden_state  # (B, P + T, H)
+    return value_head(model)(hidden[:, -(T + 1):-1]).squeeze(-1).float()  # (B, T)
 
 
 def lr_lambda(warmup: int, schedule: str, updates: int) -> Callable[[int], float]:

@@ -6,12 +6,17 @@ One step, top to bottom (`GRPOTrainer.step`):
     2. rollout: n samples per prompt (rollout.backend: HF generate, or a vLLM engine in each worker)
     3. reward: every sample through the sandboxed judge, concurrently, starting while generation goes on;
        samples whose judging failed are *excluded* (and counted), never trained on as reward 0
-    4. advantages: group-relative (GRPO, or Dr.GRPO without the std); a group left with fewer than two valid
+    4. old (and reference) log-probs, and with a critic (PPO) its values, all before any update of the step
+    5. advantages per token (`estimators.outcome_advantages`, algorithm.adv_estimator): grpo (group-relative, or
+       Dr.GRPO without the std), rloo (leave-one-out), reinforce_plus_plus (whitened return-to-go), gae (GAE on the
+       critic's values, with the returns the critic learns); a group (grpo, rloo) left with fewer than two valid
        samples has no baseline and gets advantage 0 (counted: groups_without_baseline)
-    5. old (and reference) log-probs, then `ppo_epochs` passes over shuffled mini-batches, each split into
-       micro-batches whose gradients accumulate, clipped, one optimizer step per mini-batch; then the new weights
-       go to the rollout engine (vLLM: streamed in, and the next step's log-prob gap checks they arrived exactly)
-    6. metrics (console line, metrics.jsonl, MLflow), checkpoint every `save_every` steps and at the end
+    6. PPO: critic.ppo_epochs passes of clipped value-loss updates over shuffled mini-batches; then (after the first
+       trainer.critic_warmup steps, which train the critic only) `ppo_epochs` passes of the actor over shuffled
+       mini-batches, each split into micro-batches whose gradients accumulate, clipped, one optimizer step per
+       mini-batch; then the new weights go to the rollout engine (vLLM: streamed in, and the next step's log-prob gap
+       checks they arrived exactly)
+    7. metrics (console line, metrics.jsonl, MLflow), checkpoint every `save_every` steps and at the end
 
 This loop is the controller. The model, its reference, the optimizer and the rollout engine live in the workers
 (`codefu_helpers.workers`): one worker in this process when trainer.nnodes x trainer.gpus_per_node = 1, else one
@@ -42,7 +47,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from . import grpo
+from . import estimators, grpo
 from .checkpoint import (MODEL_DIR, TRAINING_RECORD, TrainerState, latest_checkpoint, load_trainer_state,
                          skipped_checkpoints, write_checkpoint)
 from .config import ConfigError, check_native_trainer
@@ -77,9 +82,16 @@ class GRPOTrainer:
         self.seed = cfg.trainer.seed
         torch.manual_seed(self.seed)
         self.total_steps = total_steps(cfg, len(train_rows))
-        updates = self.total_steps * cfg.mini_batches_per_step * cfg.algorithm.ppo_epochs
+        # the schedules plan the updates each model will take: the actor none in the critic's warm-up steps
+        actor_steps = self.total_steps - (cfg.trainer.critic_warmup if cfg.uses_critic else 0)
+        if actor_steps < 1:
+            raise ValueError(f"trainer.critic_warmup={cfg.trainer.critic_warmup} covers all {self.total_steps} steps "
+                             "of the run: the actor would never be updated; lower it")
+        updates = actor_steps * cfg.mini_batches_per_step * cfg.algorithm.ppo_epochs
+        critic_updates = self.total_steps * cfg.mini_batches_per_step * cfg.critic_epochs
         self.workers = build_worker_group(cfg, self.start_model, compute_score=compute_score, total_updates=updates,
-                                          model=model, tokenizer=tokenizer, use_ray=use_ray)
+                                          critic_updates=critic_updates, model=model, tokenizer=tokenizer,
+                                          use_ray=use_ray)
         self.tokenizer = self.workers.tokenizer
         self.logger = logger
         self.step_done = 0  # optimizer steps completed (== training steps)
@@ -95,6 +107,12 @@ class GRPOTrainer:
     def ref_model(self):
         reference = self._only_worker().policy.reference
         return reference.lm if reference is not None else None
+
+    @property
+    def critic_model(self):
+        """The critic (an HF token-classification model, float32) of a one-worker PPO run; None without a critic."""
+        critic = self._only_worker().critic
+        return critic.lm if critic is not None else None
 
     @property
     def rollout(self):
@@ -144,17 +162,23 @@ class GRPOTrainer:
         group_ids = [g for g, _, _ in judged]
         keep = [0.0 if r.judge_error or not s.response_ids else 1.0 for s, r in zip(samples, results)]
         metrics = self._rollout_metrics(groups, samples, results)
-        metrics["groups_without_baseline"] = grpo.groups_without_baseline(group_ids, keep)
+        metrics["adv_estimator"] = cfg.algorithm.adv_estimator
+        if cfg.algorithm.adv_estimator in ("grpo", "rloo"):  # the estimators whose baseline is the group
+            metrics["groups_without_baseline"] = grpo.groups_without_baseline(group_ids, keep)
         metrics["time_generate"] = t_generate
         metrics["time_reward_wait"] = t_reward
         metrics["rollout_backend"] = self.workers.backend
         self.last_step = {"rows": rows, "samples": samples, "group_ids": group_ids, "results": results, "keep": keep}
 
-        if samples and sum(keep) > 0:
+        # the whitening estimators need two response tokens that count to measure a spread
+        whitened = cfg.algorithm.adv_estimator in ("gae", "reinforce_plus_plus")
+        counted = sum(len(s.response_ids) for s, k in zip(samples, keep) if k)
+        if samples and sum(keep) > 0 and (counted >= 2 or not whitened):
             metrics.update(self._update(samples, group_ids, results, keep))
-            t0 = time.perf_counter()
-            self.workers.sync_weights()  # the next rollout samples from the updated policy (one HF worker: no-op)
-            metrics["time_weight_sync"] = time.perf_counter() - t0
+            if metrics.get("optimizer_steps"):  # the actor moved (not in a critic warm-up step)
+                t0 = time.perf_counter()
+                self.workers.sync_weights()  # the next rollout samples from the updated policy (one HF worker: no-op)
+                metrics["time_weight_sync"] = time.perf_counter() - t0
         else:
             metrics["skipped_update"] = 1.0
         metrics["step_seconds"] = time.perf_counter() - start
@@ -193,23 +217,56 @@ class GRPOTrainer:
         cfg, alg = self.cfg, self.cfg.algorithm
         t0 = time.perf_counter()
         rewards = torch.tensor([r.score for r in results], dtype=torch.float32)
-        # excluded samples must not move their group's baseline: give them their own singleton groups; a group
-        # (or singleton) left with one sample has no baseline at all, so its advantage is 0
-        labels = [g if k else f"excluded-{i}" for i, (g, k) in enumerate(zip(group_ids, keep))]
-        advantages = grpo.group_advantages(rewards, labels, norm_by_std=alg.norm_adv_by_std,
-                                           epsilon=alg.adv_epsilon, lone_sample="zero")  # (B,)
+        kept = torch.tensor(keep, dtype=torch.float32)
         # old (and reference) log-probs, computed where the workers were dealt the samples
         old, ref = self.workers.log_probs(samples)
         t_logprob = time.perf_counter() - t0
         rollout_check, is_weights = grpo.rollout_log_prob_check([s.rollout_log_probs for s in samples], old,
                                                                 cfg.rollout.use_rollout_log_probs,
                                                                 cfg.rollout.rollout_is_cap)
+        metrics: dict[str, Any] = {}
+        mask = pack(samples, 0, "cpu").response_mask * kept[:, None]  # (B, T): response tokens that count
+        values = returns = None
+        if cfg.uses_critic:  # the critic's values of the step's samples, before any update (like the old log-probs)
+            t1 = time.perf_counter()
+            values = _padded(self.workers.values(samples), mask.shape[1])  # (B, T)
+            metrics["time_values"] = time.perf_counter() - t1
+        if alg.adv_estimator in ("grpo", "rloo"):
+            # excluded samples must not move their group's baseline; a group (or singleton) left with one sample has
+            # no baseline at all, so its advantage is 0
+            advantages = estimators.sample_advantages(alg.adv_estimator, rewards, group_ids, kept,
+                                                      norm_by_std=alg.norm_adv_by_std, epsilon=alg.adv_epsilon)  # (B,)
+            token_advantages = advantages[:, None] * mask  # (B, T)
+            metrics["advantage_mean"] = float(advantages[kept > 0].mean())
+            metrics["advantage_abs_mean"] = float(advantages[kept > 0].abs().mean())
+        else:
+            token_advantages, returns = estimators.outcome_advantages(
+                alg.adv_estimator, rewards, group_ids, kept, mask, values=values, gamma=alg.gamma, lam=alg.lam)
+            advantages = token_advantages
+            counts = mask.bool()
+            metrics["advantage_mean"] = float(token_advantages[counts].mean())  # a token mean here
+            metrics["advantage_abs_mean"] = float(token_advantages[counts].abs().mean())
 
-        items = {i: {"sample": s, "keep": keep[i], "advantage": float(advantages[i]), "old": old[i], "ref": ref[i],
-                     "is_weight": is_weights[i] if is_weights is not None else None} for i, s in enumerate(samples)}
+        mini = alg.ppo_mini_batch_size * cfg.rollout.n  # samples per optimizer step
+        if cfg.uses_critic:
+            t1 = time.perf_counter()
+            metrics.update(self._update_critic(samples, keep, values, returns, mask, mini))
+            metrics["time_critic_update"] = time.perf_counter() - t1
+        if cfg.uses_critic and self.step_done < cfg.trainer.critic_warmup:
+            metrics["critic_warmup_step"] = 1  # the actor waits for the critic: no actor update this step
+            metrics["optimizer_steps"] = 0
+            metrics["time_logprob"] = t_logprob
+            metrics.update(rollout_check)
+            self.last_step.update(advantages=advantages, token_advantages=token_advantages, values=values,
+                                  returns=returns)
+            return metrics
+
+        items = {i: {"sample": s, "keep": keep[i], "advantages": token_advantages[i, :len(s.response_ids)],
+                     "old": old[i], "ref": ref[i], "is_weight": is_weights[i] if is_weights is not None else None}
+                 for i, s in enumerate(samples)}
         per_update: dict[str, list[float]] = {}  # one value per optimizer update (mini-batch), averaged at the end
         grad_norms, lrs, nonfinite = [], [], 0
-        mini = alg.ppo_mini_batch_size * cfg.rollout.n  # samples per optimizer step
+        t1 = time.perf_counter()
         order_rng = torch.Generator().manual_seed(self.seed * 7_919 + self.step_done)
         for _ in range(alg.ppo_epochs):
             order = torch.randperm(len(samples), generator=order_rng).tolist()
@@ -224,19 +281,51 @@ class GRPOTrainer:
                 nonfinite += not out["finite"]  # a non-finite gradient skipped this optimizer step: say so
                 lrs.append(out["lr"])  # the rate this update used
                 grad_norms.append(out["grad_norm"])
-        metrics = {k: float(np.mean(v)) for k, v in per_update.items()}
+        metrics.update({k: float(np.mean(v)) for k, v in per_update.items()})
         metrics["nonfinite_grad_steps"] = nonfinite
         metrics["grad_norm"] = float(np.mean(grad_norms)) if grad_norms else 0.0
         metrics["lr"] = float(np.mean(lrs)) if lrs else 0.0
-        metrics["advantage_mean"] = float(advantages[torch.tensor(keep) > 0].mean()) if any(keep) else 0.0
-        metrics["advantage_abs_mean"] = float(advantages[torch.tensor(keep) > 0].abs().mean()) if any(keep) else 0.0
         metrics["optimizer_steps"] = len(grad_norms)
-        metrics["time_update"] = time.perf_counter() - t0 - t_logprob
+        metrics["time_update"] = time.perf_counter() - t1
         metrics["time_logprob"] = t_logprob
         metrics.update(rollout_check)
         if "kl_loss" in metrics:
             metrics["kl"] = metrics["kl_loss"]
-        self.last_step["advantages"] = advantages
+        self.last_step.update(advantages=advantages, token_advantages=token_advantages, values=values, returns=returns)
+        return metrics
+
+    def _update_critic(self, samples: list[Sample], keep: list[float], values: torch.Tensor, returns: torch.Tensor,
+                       mask: torch.Tensor, mini: int) -> dict:
+        """critic.ppo_epochs passes of the critic over shuffled mini-batches of the step's samples: the clipped value
+        loss against `returns` (B, T), around the step's old `values` (B, T). Returns the critic's metrics: value
+        loss and clip fraction (means over its updates), the values and returns over the tokens that count, how much
+        of the returns' variance the values explained, the critic's gradient norm and rate."""
+        cfg = self.cfg
+        counts = mask.bool()
+        metrics = {"values_mean": float(values[counts].mean()), "returns_mean": float(returns[counts].mean()),
+                   "value_explained_var": estimators.explained_variance(returns, values, mask)}
+        items = {i: {"sample": s, "keep": keep[i], "values": values[i, :len(s.response_ids)],
+                     "returns": returns[i, :len(s.response_ids)]} for i, s in enumerate(samples)}
+        per_update: dict[str, list[float]] = {}
+        grad_norms, lrs, nonfinite = [], [], 0
+        order_rng = torch.Generator().manual_seed(self.seed * 7_919 + 104_729 + self.step_done)  # not the actor's order
+        for _ in range(cfg.critic_epochs):
+            order = torch.randperm(len(samples), generator=order_rng).tolist()
+            for m_lo in range(0, len(order), mini):
+                mini_idx = order[m_lo:m_lo + mini]
+                norms = grpo.loss_normalisers(
+                    pack([samples[i] for i in mini_idx], 0, "cpu", [keep[i] for i in mini_idx]).response_mask)
+                out = self.workers.update_critic(items, mini_idx, norms)
+                for k, v in grpo.mini_batch_metrics(out["micro"], norms["total_tokens"]).items():
+                    per_update.setdefault(k, []).append(v)
+                nonfinite += not out["finite"]
+                lrs.append(out["lr"])
+                grad_norms.append(out["grad_norm"])
+        metrics.update({k: float(np.mean(v)) for k, v in per_update.items()})
+        metrics["critic_grad_norm"] = float(np.mean(grad_norms))
+        metrics["critic_lr"] = float(np.mean(lrs))
+        metrics["critic_optimizer_steps"] = len(grad_norms)
+        metrics["critic_nonfinite_grad_steps"] = nonfinite
         return metrics
 
     # -- the loop --------------------------------------------------------------------------------------
@@ -304,9 +393,14 @@ class GRPOTrainer:
         return history
 
     def export(self, path: str | Path) -> Path:
-        """The policy in HF format (transformers and vLLM load it), with the training record beside it."""
+        """The policy in HF format (transformers and vLLM load it), with the training record beside it. A PPO run's
+        critic goes beside it, to `<path>/../critic` (CRITIC_EXPORT_DIR): a token-classification model with one label
+        that critic.model_path (or verl's critic) loads to continue PPO with a trained value model; evaluation and
+        serving read only the policy."""
         path = Path(path)
         self.workers.export(path)
+        if self.cfg.uses_critic:
+            self.workers.export_critic(path.parent / CRITIC_EXPORT_DIR)
         record = {"start_model": self.start_model, "train_problems": problem_names(self.rows),
                   "steps": self.step_done, "config": self.cfg.to_dict()}
         (path / TRAINING_RECORD).write_text(json.dumps(record, indent=1, default=str))
@@ -322,6 +416,17 @@ class GRPOTrainer:
         out = self.workers.validate(self.val_rows, cfg.trainer.val_samples, params)
         return {"val/pass_at_1": out["pass_rate"], "val/problems": out["problems"],
                 "val/judge_errors": out["judge_errors"], "time_validate": time.perf_counter() - t0}
+
+
+CRITIC_EXPORT_DIR = "critic"  # <output_dir>/critic: the trained critic of a PPO run, beside <output_dir>/model
+
+
+def _padded(rows: list[torch.Tensor], width: int) -> torch.Tensor:
+    """(B, width) float32 from per-sample tensors (R_i,), zero-padded."""
+    out = torch.zeros(len(rows), width)
+    for i, r in enumerate(rows):
+        out[i, :r.shape[0]] = r
+    return out
 
 
 @dataclass
@@ -372,10 +477,12 @@ def prepare_training(cfg) -> TrainingData:
 # A resumed run continues a schedule and a data order that these keys fixed when it started.
 DATA_ORDER_KEYS = ("data.train_batch_size", "data.shuffle", "trainer.seed", "data.tiers", "data.max_problems")
 SCHEDULE_KEYS = ("optim.lr", "optim.warmup_steps", "optim.lr_schedule", "algorithm.ppo_mini_batch_size",
-                 "algorithm.ppo_epochs")
+                 "algorithm.ppo_epochs", "critic.lr", "critic.warmup_steps", "critic.lr_schedule",
+                 "critic.ppo_epochs", "trainer.critic_warmup")
 # Keys that say where and how a run executes, not what it learns: they may change freely between restarts.
 PLACEMENT_KEYS = ("name", "trainer.output_dir", "trainer.nnodes", "trainer.gpus_per_node", "trainer.worker_timeout_s",
-                  "trainer.test_freq", "trainer.val_samples", "data.val_path", "reward.num_workers")
+                  "trainer.test_freq", "trainer.val_samples", "data.val_path", "reward.num_workers",
+                  "trainer.critic_gpus")
 PLACEMENT_SECTIONS = ("checkpoint.", "tracking.")
 
 
@@ -395,14 +502,25 @@ def resume_config_changes(saved: dict, cfg) -> tuple[list[str], list[str]]:
     schedule of the updates already taken (SCHEDULE_KEYS; the planned length too, under a cosine schedule).
     Explained: every other change of what the run does (say, a new KL coefficient); PLACEMENT_KEYS pass silently."""
     old, new = _flat(saved), _flat(cfg.to_dict())
+    # a key the checkpoint's config predates ran as its default does
+    old = {**{k: v for k, v in _flat(type(cfg)().to_dict()).items() if k not in old}, **old}
     refused, explained = [], []
-    cosine = "cosine" in (old.get("optim.lr_schedule"), new.get("optim.lr_schedule"))
+    cosine = "cosine" in (old.get("optim.lr_schedule"), new.get("optim.lr_schedule"),
+                          old.get("critic.lr_schedule"), new.get("critic.lr_schedule"))
+    critic_before, critic_after = old.get("algorithm.adv_estimator", "grpo") == "gae", \
+        new.get("algorithm.adv_estimator") == "gae"
     for key in sorted(set(old) | set(new)):
         before, after = old.get(key, "(absent)"), new.get(key, "(absent)")
         if before == after or key in PLACEMENT_KEYS or key.startswith(PLACEMENT_SECTIONS):
             continue
         change = f"{key}: {before!r} -> {after!r}"
-        if key in DATA_ORDER_KEYS:
+        if key == "algorithm.adv_estimator" and critic_after and not critic_before:
+            refused.append(f"{change}: the checkpoint holds no critic to continue PPO with (start a new run for PPO)")
+        elif key == "critic.model_path" and critic_before and critic_after:
+            refused.append(f"{change}: the checkpoint's critic was trained from the other model")
+        elif key.startswith("critic.") and not (critic_before and critic_after):
+            continue  # a critic key of a run without a critic before or after: nothing trained it
+        elif key in DATA_ORDER_KEYS:
             refused.append(f"{change} would change which problems the remaining steps train on (the data order is "
                            "a seeded permutation of the problems, cut into data.train_batch_size per step)")
         elif key in SCHEDULE_KEYS:

@@ -1,7 +1,8 @@
 """The distributed trainer on CPU with real parts: Ray actors, torch.distributed (gloo) and FSDP2.
 
 - batching: samples dealt by tokens, micro-batches by token budget, equal micro-batch counts on every worker
-- one update on a fixed batch with 2 FSDP2 workers gives the weights (and logged numbers) of 1 worker
+- one update on a fixed batch with 2 FSDP2 workers gives the weights (and logged numbers) of 1 worker, for the actor
+  and PPO's critic (values, value loss); their checkpoint resumes on 1 worker with the same actor and critic
 - a worker that raises stops the group at once with its error, instead of leaving the others in a collective; one
   that hangs is stopped at the deadline (trainer.worker_timeout_s), named with its phase
 - the CLI in bf16 at lr 1e-6: 2 workers for 2 steps, then `--resume` on 1 worker; float32 master weights in every
@@ -85,17 +86,25 @@ def _fixed_batch():
 
 
 def _train_fixed_batch(group):
-    """Old/ref log-probs, then two optimizer updates (two mini-batches of 4), as the trainer's _update runs them."""
+    """Old/ref log-probs and the critic's values, then two critic and two actor updates (two mini-batches of 4), as
+    the trainer's _update runs them (PPO: the groups hold a critic)."""
     samples, keep, advantages = _fixed_batch()
     old, ref = group.log_probs(samples)
+    values = group.values(samples)
+    torch.manual_seed(6)
+    critic_items = {i: {"sample": s, "keep": keep[i], "values": values[i],
+                        "returns": values[i] + torch.randn(len(s.response_ids))} for i, s in enumerate(samples)}
     items = {i: {"sample": s, "keep": keep[i], "advantage": float(advantages[i]), "old": old[i], "ref": ref[i],
                  "is_weight": None} for i, s in enumerate(samples)}
-    logged = []
+    logged, critic_logged = [], []
+    for mini in ([0, 3, 5, 6], [1, 2, 4, 7]):
+        norms = grpo.loss_normalisers(pack([samples[i] for i in mini], 0, "cpu", [keep[i] for i in mini]).response_mask)
+        critic_logged.append(group.update_critic(critic_items, mini, norms))
     for mini in ([0, 3, 5, 6], [1, 2, 4, 7]):
         norms = grpo.loss_normalisers(pack([samples[i] for i in mini], 0, "cpu", [keep[i] for i in mini]).response_mask)
         logged.append(group.update(items, mini, norms))
     group.sync_weights()
-    return old, logged
+    return old, logged, values, critic_logged
 
 
 def test_an_update_on_two_workers_gives_the_weights_of_one_worker(ray_head, tmp_path):
@@ -103,10 +112,13 @@ def test_an_update_on_two_workers_gives_the_weights_of_one_worker(ray_head, tmp_
     from codefu_helpers.workers import LocalWorkerGroup, RayWorkerGroup, WorkerError
 
     path = str(build_tiny_model())
-    one = LocalWorkerGroup(_config(1), path, total_updates=2)
+    one = LocalWorkerGroup(_config(1, "algorithm.adv_estimator=gae", "critic.lr=5e-5"), path, total_updates=2,
+                           critic_updates=2)
     initial = {k: v.clone() for k, v in one.worker.policy.lm.state_dict().items()}
-    old_1, logged_1 = _train_fixed_batch(one)
+    critic_initial = {k: v.clone() for k, v in one.worker.critic.lm.state_dict().items()}
+    old_1, logged_1, values_1, critic_logged_1 = _train_fixed_batch(one)
     weights_1 = one.worker.policy.lm.state_dict()
+    critic_1 = {k: v.clone() for k, v in one.worker.critic.lm.state_dict().items()}
     # a worker on another host checks its own disk against what the controller sees before it loads anything
     with pytest.raises(FileNotFoundError, match=r"rank 0 \(host .+\) cannot resume from .+: 1 of its files are not "
                                                 r"on this host \(dcp/__1_0.distcp\)"):
@@ -117,11 +129,13 @@ def test_an_update_on_two_workers_gives_the_weights_of_one_worker(ray_head, tmp_
     one.close()
 
     # 2 workers, micro-batches by a token budget (other micro-batches than the 1-worker run: the sum is the same)
-    two = RayWorkerGroup(_config(2, "algorithm.ppo_max_token_len_per_gpu=1088"), path, total_updates=2)
+    two = RayWorkerGroup(_config(2, "algorithm.ppo_max_token_len_per_gpu=1088", "algorithm.adv_estimator=gae",
+                                 "critic.lr=5e-5"), path, total_updates=2, critic_updates=2)
     try:
         assert two.world_size == 2
-        old_2, logged_2 = _train_fixed_batch(two)
+        old_2, logged_2, values_2, critic_logged_2 = _train_fixed_batch(two)
         two.export(tmp_path / "two")
+        two.export_critic(tmp_path / "two_critic")
         two.save(tmp_path / "written")
         # as if both workers ran on another host than the controller: their files travel back through Ray, in
         # chunks (small here, so that every file takes several) that the controller writes one at a time
@@ -162,8 +176,9 @@ def test_an_update_on_two_workers_gives_the_weights_of_one_worker(ray_head, tmp_
         two.close()
     written, shipped = folder_manifest(tmp_path / "written"), folder_manifest(tmp_path / "shipped")
     assert sorted(shipped) == sorted(written) and {"dcp/__0_0.distcp", "dcp/__1_0.distcp", "rng/rank_00001.pt",
-                                                   "scheduler.pt", "model/model.safetensors"} <= set(shipped)
-    for rel in ("dcp/__0_0.distcp", "dcp/__1_0.distcp", "model/model.safetensors"):
+                                                   "scheduler.pt", "model/model.safetensors", "critic/dcp/__0_0.distcp",
+                                                   "critic/dcp/__1_0.distcp", "critic/scheduler.pt"} <= set(shipped)
+    for rel in ("dcp/__0_0.distcp", "dcp/__1_0.distcp", "model/model.safetensors", "critic/dcp/__1_0.distcp"):
         assert (tmp_path / "shipped" / rel).read_bytes() == (tmp_path / "written" / rel).read_bytes(), rel
     assert (tmp_path / "two_shipped" / "model.safetensors").read_bytes() == \
         (tmp_path / "two" / "model.safetensors").read_bytes()
@@ -171,6 +186,36 @@ def test_an_update_on_two_workers_gives_the_weights_of_one_worker(ray_head, tmp_
 
     for a, b in zip(old_1, old_2):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+    for a, b in zip(values_1, values_2):  # the critic's values before any update
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+    # the critic: the same weights after its two updates, within the actor's tolerance (below), and the same logs
+    critic_2 = load_file(tmp_path / "two_critic" / "model.safetensors")
+    assert critic_2.keys() == critic_1.keys()
+    worst = max(float((critic_1[k] - critic_2[k]).abs().max()) for k in critic_2)
+    moved = max(float((critic_1[k] - critic_initial[k]).abs().max()) for k in critic_2)
+    print(f"critic: max |w(2 workers) - w(1 worker)| = {worst:.2e}; the updates moved weights by up to {moved:.2e}")
+    assert worst <= 1e-5 and moved >= 5e-5, (worst, moved)
+    for one_update, two_update in zip(critic_logged_1, critic_logged_2):
+        assert two_update["grad_norm"] == pytest.approx(one_update["grad_norm"], rel=1e-4)
+        tokens = sum(t for _, t in one_update["micro"])
+        m1 = grpo.mini_batch_metrics(one_update["micro"], tokens)
+        m2 = grpo.mini_batch_metrics(two_update["micro"], tokens)
+        for key in ("value_loss", "value_clipfrac"):
+            assert m2[key] == pytest.approx(m1[key], rel=1e-4, abs=1e-7), key
+    assert critic_logged_1[1]["micro"] and grpo.mini_batch_metrics(
+        critic_logged_1[1]["micro"], sum(t for _, t in critic_logged_1[1]["micro"]))["value_loss"] > 0
+    # the 2 workers' checkpoint (2 shards each for the actor and the critic) resumes on 1 worker: the same weights
+    resumed = LocalWorkerGroup(_config(1, "algorithm.adv_estimator=gae", "critic.lr=5e-5"), path, total_updates=2,
+                               critic_updates=2)
+    resumed.load(tmp_path / "written")
+    for name, tensor in resumed.worker.critic.lm.state_dict().items():
+        torch.testing.assert_close(tensor, critic_2[name], atol=0, rtol=0, msg=name)
+    weights_written = load_file(tmp_path / "written" / "model" / "model.safetensors")
+    for name, tensor in resumed.worker.policy.lm.state_dict().items():
+        if name in weights_written:
+            torch.testing.assert_close(tensor, weights_written[name], atol=0, rtol=0, msg=name)
+    assert resumed.worker.critic.scheduler.last_epoch == 2  # its schedule continues after the 2 updates taken
+    resumed.close()
     worst = max(float((weights_1[k] - weights_2[k]).abs().max()) for k in weights_2)
     moved = max(float((weights_1[k] - initial[k]).abs().max()) for k in weights_2)
     print(f"max |w(2 workers) - w(1 worker)| = {worst:.2e}; the update moved weights by up to {moved:.2e}")

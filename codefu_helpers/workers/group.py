@@ -17,6 +17,12 @@ how a call reaches a worker:
 
 Each call is timed twice, on the controller (wall) and in the slowest worker (busy); their difference is what the
 orchestration cost (`take_timing`).
+
+PPO's critic (algorithm.adv_estimator=gae) is reached through the same group: `values` and `update_critic` deal the
+samples as `log_probs` and `update` do, to the workers' colocated critic shards, or, with trainer.critic_gpus > 0, to a
+second `RayWorkerGroup` of critic-only workers (`critic_group`: nnodes x critic_gpus Ray actors in a placement group of
+their own, with their own process group), which the actor group starts, saves, loads and closes with itself: verl's
+role -> resource-pool mapping, with the critic in a pool of its own.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ class WorkerError(RuntimeError):
 
 class WorkerGroup:
     world_size: int = 1
+    critic_group: "WorkerGroup | None" = None  # critic-only workers (trainer.critic_gpus > 0), else None
     ray_nodes: int | None = None  # Ray nodes the workers run on (None without Ray)
     placement: tuple[str, ...] = ()  # per rank: the Ray node name (a SageMaker host name) or address it runs on
     backend: str = "hf"           # the workers' rollout engine
@@ -70,8 +77,11 @@ class WorkerGroup:
         self.timing["busy"] += max(busy)
 
     def take_timing(self) -> dict[str, float]:
-        """Wall and slowest-worker seconds of the calls since the last take."""
+        """Wall and slowest-worker seconds of the calls since the last take (the critic group's included)."""
         out, self.timing = self.timing, {"wall": 0.0, "busy": 0.0}
+        if self.critic_group is not None:
+            for key, value in self.critic_group.take_timing().items():
+                out[key] += value
         return out
 
     # -- the phases of a step --------------------------------------------------------------------------
@@ -122,6 +132,42 @@ class WorkerGroup:
         first = answers[0]
         return {"micro": micro, "grad_norm": first["grad_norm"], "lr": first["lr"], "finite": first["finite"]}
 
+    def _critic_workers(self) -> WorkerGroup:
+        """The group whose workers hold the critic: this one (colocated) or `critic_group`."""
+        return self.critic_group if self.critic_group is not None else self
+
+    def values(self, samples: list) -> list:
+        """The critic's values (R_i,) per sample, before any update of the step, computed where the samples were dealt."""
+        target = self._critic_workers()
+        plan = target._split(samples, list(range(len(samples))))
+        answers = target._run("values", [([[samples[i] for i in mb] for mb in micro],) for micro in plan])
+        out = [None] * len(samples)
+        for micro, answer in zip(plan, answers):
+            for mb, values in zip(micro, answer):
+                for i, v in zip(mb, values):
+                    out[i] = v
+        return out
+
+    def update_critic(self, items: dict[int, dict], mini_batch: list[int], normalisers: dict[str, int]) -> dict:
+        """One critic update on mini-batch `mini_batch` (keys of `items`: {sample, keep, values, returns}). Returns
+        {"micro": [(metrics, tokens)] over all critic workers, "grad_norm", "lr", "finite"}; the value loss (scaled
+        by the worker count in each worker, as the actor loss) is divided back."""
+        target = self._critic_workers()
+        samples = {i: it["sample"] for i, it in items.items()}
+        plan = target._split(samples, mini_batch)
+        answers = target._run("update_critic", [([[items[i] for i in mb] for mb in micro], normalisers)
+                                                for micro in plan])
+        micro = [({k: v / target.world_size if k in SUMMED_LOSS_METRICS else v for k, v in m.items()}, tokens)
+                 for answer in answers for m, tokens in answer["micro"]]
+        first = answers[0]
+        return {"micro": micro, "grad_norm": first["grad_norm"], "lr": first["lr"], "finite": first["finite"]}
+
+    def export_critic(self, path: Path) -> None:
+        """The trained critic in HF format at `path` (see `Worker.export_critic`)."""
+        target = self._critic_workers()
+        answers = target._run("export_critic", [(str(path), r in target.remote_ranks) for r in range(target.world_size)])
+        target._fetch_parts(answers, Path(path))
+
     def sync_weights(self) -> float:
         return max(self._run("sync_weights", [()] * self.world_size))
 
@@ -154,6 +200,8 @@ class WorkerGroup:
     def save(self, path: Path) -> None:
         answers = self._run("save", [(str(path), r in self.remote_ranks) for r in range(self.world_size)])
         self._fetch_parts(answers, Path(path))
+        if self.critic_group is not None:  # its part: critic/ of the same folder
+            self.critic_group.save(path)
 
     def _fetch_parts(self, answers: list, path: Path) -> None:
         for rank, part in enumerate(answers):
@@ -168,10 +216,12 @@ class WorkerGroup:
         """Every worker restores `path`. A host of remote workers whose disk lacks some of the files seen here (it
         did not get the checkpoint) first receives them, one file at a time, through its first worker; each remote
         worker then checks its disk against what the controller sees before loading."""
-        manifest = {rel: size for rel, size in folder_manifest(path).items()
-                    if rel.startswith(("dcp/", "rng/")) or rel == "scheduler.pt"}  # what `Worker.load` reads
+        manifest = {rel: size for rel, size in folder_manifest(path).items()  # what `Worker.load` reads
+                    if rel.startswith(("dcp/", "rng/", "critic/")) or rel == "scheduler.pt"}
         if self.remote_ranks:
             self.complete_remote_hosts(Path(path), str(path), manifest)
+        if self.critic_group is not None:
+            self.critic_group.load(path)
         self._run("load", [(str(path), manifest if r in self.remote_ranks else None) for r in range(self.world_size)])
 
     def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, int]) -> None:
@@ -190,14 +240,17 @@ class LocalWorkerGroup(WorkerGroup):
     """One worker in this process, called directly (see the module docstring)."""
 
     def __init__(self, cfg, start_model: str, *, compute_score: Callable | None = None, total_updates: int = 1,
-                 model=None, tokenizer=None):
+                 critic_updates: int = 1, model=None, tokenizer=None):
         super().__init__(cfg)
+        if cfg.uses_critic and cfg.trainer.critic_gpus:
+            raise ValueError(f"trainer.critic_gpus={cfg.trainer.critic_gpus} places the critic on Ray workers of its "
+                             "own: build the group with build_worker_group, which starts Ray for it")
         if compute_score is None:
             from ..reward import compute_score
         self.judge = LocalJudgePool(compute_score, pool_size(cfg.reward.num_workers, 1), cfg.reward.mode)
         self.worker = Worker(cfg)
         self.backend = self.worker.start(start_model, judge=self.judge, model=model, tokenizer=tokenizer,
-                                         total_updates=total_updates)
+                                         total_updates=total_updates, critic_updates=critic_updates)
         self.tokenizer = self.worker.tokenizer
 
     def _run(self, method, args, kwargs=None):
@@ -214,7 +267,8 @@ class LocalWorkerGroup(WorkerGroup):
 class RayWorkerGroup(WorkerGroup):
     """trainer.nnodes x trainer.gpus_per_node Ray actors (see the module docstring)."""
 
-    def __init__(self, cfg, start_model: str, *, compute_score: Callable | None = None, total_updates: int = 1):
+    def __init__(self, cfg, start_model: str, *, compute_score: Callable | None = None, total_updates: int = 1,
+                 critic_updates: int = 1, role: str = "actor"):
         import ray
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
@@ -222,8 +276,11 @@ class RayWorkerGroup(WorkerGroup):
         from ..tiny_model import TINY_SCHEME, resolve_model_path
 
         super().__init__(cfg)
-        self.world_size = cfg.trainer.nnodes * cfg.trainer.gpus_per_node
-        self.actors, self.pg, self.judge = [], None, None
+        self.role = role
+        # per host: the training devices, or for a critic of its own trainer.critic_gpus
+        per_host = cfg.trainer.critic_gpus if role == "critic" else cfg.trainer.gpus_per_node
+        self.world_size = cfg.trainer.nnodes * per_host
+        self.actors, self.pg, self.judge, self.head = [], None, None, None
         # what every worker loads: a local folder by its absolute path; tiny:// is built here first and then by each
         # worker on its own host (hosts share no disk; the build is deterministic and cached per host)
         if start_model.startswith(TINY_SCHEME):
@@ -236,16 +293,16 @@ class RayWorkerGroup(WorkerGroup):
             bundle = {"CPU": 1, "GPU": 1} if gpu else {"CPU": 1}
             # PACK fills a node before the next (GPU nodes of gpus_per_node devices each fill exactly); one worker
             # per node must be spread explicitly, or PACK would put them all on the first node with spare CPUs
-            spread = cfg.trainer.nnodes > 1 and cfg.trainer.gpus_per_node == 1
+            spread = cfg.trainer.nnodes > 1 and per_host == 1
             self.pg = placement_group([bundle] * self.world_size, strategy="STRICT_SPREAD" if spread else "PACK")
+            per_host_key = "trainer.critic_gpus" if role == "critic" else "trainer.gpus_per_node"
             try:
                 ray.get(self.pg.ready(), timeout=PLACEMENT_TIMEOUT_S)
             except ray.exceptions.GetTimeoutError:
                 raise WorkerError(
-                    f"Ray could not place {self.world_size} workers (trainer.nnodes={cfg.trainer.nnodes} x "
-                    f"trainer.gpus_per_node={cfg.trainer.gpus_per_node}) of {bundle} each within "
-                    f"{PLACEMENT_TIMEOUT_S}s; the cluster has {ray.cluster_resources()}. Lower trainer.gpus_per_node"
-                    " or trainer.nnodes, or add nodes") from None
+                    f"Ray could not place {self.world_size} {role} workers (trainer.nnodes={cfg.trainer.nnodes} x "
+                    f"{per_host_key}={per_host}) of {bundle} each within {PLACEMENT_TIMEOUT_S}s; the cluster has "
+                    f"{ray.cluster_resources()}. Lower {per_host_key} or trainer.nnodes, or add nodes") from None
             remote = ray.remote(Worker)
             self.actors = [remote.options(
                 num_cpus=1, num_gpus=1 if gpu else 0,
@@ -259,24 +316,29 @@ class RayWorkerGroup(WorkerGroup):
             per_node: dict[str, int] = {}
             for info in infos:
                 per_node[info["node_id"]] = per_node.get(info["node_id"], 0) + 1
-            if cfg.trainer.nnodes > 1 and sorted(per_node.values()) != [cfg.trainer.gpus_per_node] * cfg.trainer.nnodes:
-                raise WorkerError(f"trainer.nnodes={cfg.trainer.nnodes} x trainer.gpus_per_node="
-                                  f"{cfg.trainer.gpus_per_node} needs {cfg.trainer.gpus_per_node} workers on each of "
-                                  f"{cfg.trainer.nnodes} nodes, but Ray placed them {sorted(per_node.values())}")
+            if cfg.trainer.nnodes > 1 and sorted(per_node.values()) != [per_host] * cfg.trainer.nnodes:
+                raise WorkerError(f"trainer.nnodes={cfg.trainer.nnodes} x {per_host_key}={per_host} needs {per_host} "
+                                  f"{role} workers on each of {cfg.trainer.nnodes} nodes, but Ray placed them "
+                                  f"{sorted(per_node.values())}")
             self.ray_nodes = len(per_node)
             self.rank_nodes = [info["node_id"] for info in infos]
             self.remote_ranks = frozenset(r for r, info in enumerate(infos) if info["node_id"] != here)
             names = {node["NodeID"]: node.get("NodeName") or node.get("NodeManagerAddress") for node in ray.nodes()}
             self.placement = tuple(names.get(info["node_id"], info["ip"]) for info in infos)
-            print("workers: " + ", ".join(f"rank {r} on {name}" for r, name in enumerate(self.placement)), flush=True)
-            self.judge = RayJudgePool(compute_score, cfg.reward.mode, cfg.reward.num_workers, per_node)
+            print(("critic workers: " if role == "critic" else "workers: ")
+                  + ", ".join(f"rank {r} on {name}" for r, name in enumerate(self.placement)), flush=True)
+            if role == "actor":
+                self.judge = RayJudgePool(compute_score, cfg.reward.mode, cfg.reward.num_workers, per_node)
             # one node: the rendezvous stays on loopback
             master = ("127.0.0.1" if len(per_node) == 1 else infos[0]["ip"], infos[0]["port"])
             self.backend = self._run("start", [(start_model,)] * self.world_size, [
                 dict(rank=r, world_size=self.world_size, nnodes=cfg.trainer.nnodes, master=master,
-                     judge=self.judge.client(infos[r]["node_id"]), total_updates=total_updates)
+                     judge=self.judge.client(infos[r]["node_id"]) if self.judge is not None else None,
+                     total_updates=total_updates, critic_updates=critic_updates, role=role)
                 for r in range(self.world_size)])[0]
             self.tokenizer = _tokenizer(start_model)
+            if role == "actor" and cfg.uses_critic and cfg.trainer.critic_gpus:
+                self.critic_group = RayWorkerGroup(cfg, start_model, critic_updates=critic_updates, role="critic")
         except BaseException:
             self.close()
             raise
@@ -363,6 +425,9 @@ class RayWorkerGroup(WorkerGroup):
         """Kills the workers and judge actors, and stops Ray if this group started it. Safe to call twice."""
         import ray
 
+        if self.critic_group is not None:
+            self.critic_group.close()
+            self.critic_group = None
         if ray.is_initialized():
             for actor in self.actors:
                 ray.kill(actor)
@@ -525,15 +590,18 @@ def _tokenizer(path: str):
 
 
 def build_worker_group(cfg, start_model: str, *, compute_score: Callable | None = None, total_updates: int = 1,
-                       model=None, tokenizer=None, use_ray: bool | None = None) -> WorkerGroup:
-    """LocalWorkerGroup for one worker, else RayWorkerGroup (whose workers load `start_model` themselves).
-    `use_ray=True` runs even one worker as a Ray actor, sharded with FSDP2 over a process group of one (the
-    distributed code path on a single device, e.g. scripts/gpu_check.sh)."""
-    if cfg.trainer.nnodes * cfg.trainer.gpus_per_node == 1 and not use_ray:
+                       critic_updates: int = 1, model=None, tokenizer=None, use_ray: bool | None = None) -> WorkerGroup:
+    """LocalWorkerGroup for one worker, else RayWorkerGroup (whose workers load `start_model` themselves; a critic on
+    devices of its own, trainer.critic_gpus > 0, needs Ray too). `use_ray=True` runs even one worker as a Ray actor,
+    sharded with FSDP2 over a process group of one (the distributed code path on a single device, e.g.
+    scripts/gpu_check.sh). total_updates / critic_updates: the optimizer updates the actor's / critic's schedules plan."""
+    separate_critic = cfg.uses_critic and cfg.trainer.critic_gpus > 0
+    if cfg.trainer.nnodes * cfg.trainer.gpus_per_node == 1 and not use_ray and not separate_critic:
         return LocalWorkerGroup(cfg, start_model, compute_score=compute_score, total_updates=total_updates,
-                                model=model, tokenizer=tokenizer)
+                                critic_updates=critic_updates, model=model, tokenizer=tokenizer)
     if model is not None:
         raise ValueError(f"a model object was passed, but trainer.nnodes x trainer.gpus_per_node = "
                          f"{cfg.trainer.nnodes * cfg.trainer.gpus_per_node} workers each load the model from "
                          "model.path themselves: pass the path instead (start_model)")
-    return RayWorkerGroup(cfg, start_model, compute_score=compute_score, total_updates=total_updates)
+    return RayWorkerGroup(cfg, start_model, compute_score=compute_score, total_updates=total_updates,
+                          critic_updates=critic_updates)

@@ -78,9 +78,10 @@ def decoder_layers(lm: nn.Module) -> nn.ModuleList:
     return layers
 
 
-def shard(model: LogProbModel, mesh, *, param_dtype: torch.dtype | None, cpu_offload: bool) -> LogProbModel:
-    """FSDP2: one unit per decoder layer, then the wrapper as the root unit (see the module docstring). With
-    `param_dtype`, weights are gathered (and computed with) in that dtype and gradients reduced in float32."""
+def shard(model: nn.Module, mesh, *, param_dtype: torch.dtype | None, cpu_offload: bool) -> nn.Module:
+    """FSDP2: one unit per decoder layer of the HF model `model.lm`, then the wrapper as the root unit (see the module
+    docstring; the critic's `ValueModel` is sharded the same way). With `param_dtype`, weights are gathered (and
+    computed with) in that dtype and gradients reduced in float32."""
     from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
 
     options = {"mesh": mesh}
@@ -92,6 +93,22 @@ def shard(model: LogProbModel, mesh, *, param_dtype: torch.dtype | None, cpu_off
         fully_shard(layer, **options)
     fully_shard(model, **options)
     return model
+
+
+def optimizer_step(model: nn.Module, optimizer, scheduler, grad_clip: float | None) -> dict:
+    """Clips the accumulated gradient, steps the optimizer and the schedule when the gradient is finite (a non-finite
+    one skips both), frees the gradients. Returns {"grad_norm", "lr" (the rate this update used), "finite"}."""
+    max_norm = grad_clip if grad_clip is not None else math.inf
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    if hasattr(grad_norm, "full_tensor"):  # a DTensor when the gradients are FSDP2 shards
+        grad_norm = grad_norm.full_tensor()
+    finite = bool(torch.isfinite(grad_norm))
+    lr = scheduler.get_last_lr()[0]
+    if finite:
+        optimizer.step()
+        scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
+    return {"grad_norm": float(grad_norm), "lr": lr, "finite": finite}
 
 
 def device_mesh(nnodes: int, per_node: int, device_type: str):
@@ -204,17 +221,8 @@ class Policy:
             out.loss.backward()
             micro_metrics.append(({k: float(v) for k, v in out.metrics.items()},
                                   int(batch.response_mask.bool().sum())))
-        max_norm = cfg.optim.grad_clip if cfg.optim.grad_clip is not None else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
-        if hasattr(grad_norm, "full_tensor"):  # a DTensor when the gradients are FSDP2 shards
-            grad_norm = grad_norm.full_tensor()
-        finite = bool(torch.isfinite(grad_norm))
-        lr = self.scheduler.get_last_lr()[0]  # the rate this update uses
-        if finite:
-            self.optimizer.step()
-            self.scheduler.step()
-        self.optimizer.zero_grad(set_to_none=True)
-        return {"micro": micro_metrics, "grad_norm": float(grad_norm), "lr": lr, "finite": finite}
+        return {"micro": micro_metrics,
+                **optimizer_step(self.model, self.optimizer, self.scheduler, cfg.optim.grad_clip)}
 
     # -- whole weights, streamed ---------------------------------------------------------------------------
 

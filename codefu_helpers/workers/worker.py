@@ -17,6 +17,12 @@ with gloo: the engines' log-probs equal the trainer's after every update; not ye
 
 Checkpoints keep the master weights: dcp/ holds the float32 shards and the float32 optimizer state; the HF model in
 a checkpoint's model/ folder and the exported model are in `model.dtype`.
+
+PPO (algorithm.adv_estimator=gae) adds a critic (`workers.critic`): colocated (trainer.critic_gpus=0) each worker holds
+a critic shard beside its policy shard on the same mesh; with trainer.critic_gpus > 0 a worker started with
+role="critic" holds the critic and nothing else (no policy, engine or judge). Either way the critic's shards and AdamW
+state go to the checkpoint's critic/dcp/ (its schedule to critic/scheduler.pt), a folder of its own, so a run may resume
+with the critic placed differently (the shards reload on any worker count).
 """
 
 from __future__ import annotations
@@ -77,13 +83,19 @@ class Worker:
 
     def start(self, start_model: str, *, rank: int = 0, world_size: int = 1, nnodes: int = 1,
               master: tuple[str, int] | None = None, judge=None, model=None, tokenizer=None,
-              total_updates: int = 1) -> str:
+              total_updates: int = 1, critic_updates: int = 1, role: str = "actor") -> str:
         """Joins the process group (when given a `master`: every Ray worker, even one alone), loads and shards the
-        model, builds the engine; returns the engine's backend (hf or vllm)."""
+        model, builds the engine; returns the engine's backend (hf or vllm). role="actor" builds the policy (and a
+        colocated critic when the config has one with trainer.critic_gpus=0); role="critic" only the critic (returns
+        "critic")."""
         from .policy import Policy, device_mesh
 
+        if role not in ("actor", "critic"):
+            raise ValueError(f"role={role!r}: a worker is an 'actor' (policy, engine, colocated critic) or a 'critic'")
         cfg = self.cfg
+        self.role = role
         self.rank, self.world_size, self.judge = rank, world_size, judge
+        self.policy = self.engine = self.critic = None
         device = torch.device(cfg.model.resolved_device())
         if device.type == "cuda":
             torch.cuda.set_device(0 if device.index is None else device.index)  # Ray shows each actor one GPU
@@ -102,11 +114,19 @@ class Worker:
                                     init_method=f"tcp://{master[0]}:{master[1]}", timeout=COLLECTIVE_TIMEOUT)
             mesh = device_mesh(nnodes, world_size // nnodes, device.type)
         torch.manual_seed(cfg.trainer.seed)
+        if role == "critic":
+            self.tokenizer = _tokenizer_of(start_model)
+            self.critic = self._build_critic(None, start_model, mesh, device, critic_updates)
+            self.device = self.critic.device
+            return "critic"
         if model is None or tokenizer is None:
             model, tokenizer = load_model_and_tokenizer(cfg.model, path=start_model)  # float32: the master weights
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.tokenizer = tokenizer
+        # the colocated critic starts as a copy of the loaded model, taken before the policy shards it
+        if cfg.uses_critic and not cfg.trainer.critic_gpus:
+            self.critic = self._build_critic(model, start_model, mesh, device, critic_updates)
         # on the host until sharded: FSDP2 moves one unit at a time to the device (a whole float32 model never is)
         reference = None
         if cfg.algorithm.use_kl_loss:  # copied straight into the dtype it is kept in (Policy): no second float32 copy
@@ -121,6 +141,27 @@ class Worker:
         if hasattr(self.engine, "startup_seconds") and rank == 0:
             print(f"{self.engine.backend} rollout engine started in {self.engine.startup_seconds:.1f} s", flush=True)
         return self.engine.backend
+
+    def _build_critic(self, lm, start_model: str, mesh, device, total_updates: int):
+        """The critic: critic.model_path (checked against the policy's tokenizer), else a copy of `lm` (the policy's
+        start model, loaded here when not given) under a fresh value head seeded by trainer.seed."""
+        from ..policy_ops import load_value_model, value_model_from_lm
+        from .critic import Critic
+
+        cfg = self.cfg
+        checkpointing = cfg.critic.gradient_checkpointing
+        if checkpointing is None:
+            checkpointing = cfg.model.gradient_checkpointing
+        if cfg.critic.model_path:
+            _check_critic_tokenizer(cfg.critic.model_path, self.tokenizer)
+            value_model = load_value_model(cfg.critic.model_path, seed=cfg.trainer.seed,
+                                           gradient_checkpointing=checkpointing)
+        else:
+            if lm is None:
+                lm, _ = load_model_and_tokenizer(cfg.model, path=start_model)
+            value_model = value_model_from_lm(lm, seed=cfg.trainer.seed, gradient_checkpointing=checkpointing)
+        return Critic(value_model, cfg, total_updates=total_updates, mesh=mesh, world_size=self.world_size,
+                      device=device, cpu_offload=cfg.trainer.fsdp_cpu_offload and mesh is not None)
 
     def _engine(self):
         cfg, policy = self.cfg, self.policy
@@ -174,8 +215,9 @@ class Worker:
         return out
 
     def update(self, micro: list[list[dict]], normalisers: dict[str, int]) -> dict:
-        """One optimizer update; `micro` holds this worker's micro-batches of items {sample, keep, advantage, old,
-        ref, is_weight} (see `WorkerGroup.update`; is_weight: per-token importance weights or None)."""
+        """One optimizer update; `micro` holds this worker's micro-batches of items {sample, keep, advantages (R_i,)
+        per token, or advantage (one number for every token), old, ref, is_weight} (see `WorkerGroup.update`;
+        is_weight: per-token importance weights or None)."""
         batches = []
         for items in micro:
             batch = self._pack([it["sample"] for it in items], [it["keep"] for it in items])
@@ -183,18 +225,41 @@ class Worker:
             rows = len(items) or 1
             old = _stack([it["old"] for it in items], width, rows)
             ref = _stack([it["ref"] for it in items], width, rows) if self.policy.reference is not None else None
-            advantages = torch.tensor([it["advantage"] for it in items] or [0.0])[:, None] * batch.response_mask.cpu()
+            if items and "advantages" in items[0]:  # per token (B, T); padding and excluded samples are masked below
+                advantages = _stack([it["advantages"] for it in items], width, rows) * batch.response_mask.cpu()
+            else:
+                advantages = torch.tensor([it["advantage"] for it in items] or [0.0])[:, None] * \
+                    batch.response_mask.cpu()
             if items and items[0].get("is_weight") is not None:  # truncated IS: scales each token's policy loss
                 advantages = advantages * _stack([it["is_weight"] for it in items], width, rows)
             batches.append((batch, old, ref, advantages))
         return self.policy.update_mini_batch(batches, normalisers)
+
+    def values(self, micro: list[list[Sample]]) -> list[list[torch.Tensor]]:
+        """The critic's values of every sample of every micro-batch (before any update of the step), each cut to its
+        response length."""
+        out = []
+        for samples, values in zip(micro, self.critic.values([self._pack(s) for s in micro])):
+            out.append([values[j, :len(s.response_ids)] for j, s in enumerate(samples)])
+        return out
+
+    def update_critic(self, micro: list[list[dict]], normalisers: dict[str, int]) -> dict:
+        """One critic update; `micro` holds this worker's micro-batches of items {sample, keep, values (R_i,): the
+        step's old values, returns (R_i,)} (see `WorkerGroup.update_critic`)."""
+        batches = []
+        for items in micro:
+            batch = self._pack([it["sample"] for it in items], [it["keep"] for it in items])
+            width, rows = batch.response_ids.shape[1], len(items) or 1
+            batches.append((batch, _stack([it["values"] for it in items], width, rows),
+                            _stack([it["returns"] for it in items], width, rows)))
+        return self.critic.update_mini_batch(batches, normalisers)
 
     def sync_weights(self) -> float:
         """Puts the policy's current weights into the rollout engine; returns the seconds it took. A vLLM engine
         is fed `Policy.stream_weights` (sharded: one gathered parameter at a time, a collective); an HF engine
         needs nothing (it is the policy, or builds itself from the stream when it generates)."""
         start = time.perf_counter()
-        if self.engine.backend == "vllm":
+        if self.engine is not None and self.engine.backend == "vllm":
             self.engine.sync_weights(self.policy.stream_weights())
         return time.perf_counter() - start
 
@@ -241,15 +306,22 @@ class Worker:
         import torch.distributed.checkpoint as dcp
 
         def write(target: Path) -> None:
-            with _one_process_is_fine():
-                dcp.save(self.policy.sharded_state(), checkpoint_id=target / "dcp")
-            (target / "rng").mkdir(parents=True, exist_ok=True)
-            torch.save({"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
-                        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
-                       target / "rng" / f"rank_{self.rank:05d}.pt")
-            if self.rank == 0:
-                torch.save(self.policy.scheduler.state_dict(), target / "scheduler.pt")
-            self._write_hf_model(target / "model")
+            if self.policy is not None:
+                with _one_process_is_fine():
+                    dcp.save(self.policy.sharded_state(), checkpoint_id=target / "dcp")
+                (target / "rng").mkdir(parents=True, exist_ok=True)
+                torch.save({"python": random.getstate(), "numpy": np.random.get_state(),
+                            "torch": torch.get_rng_state(),
+                            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
+                           target / "rng" / f"rank_{self.rank:05d}.pt")
+                if self.rank == 0:
+                    torch.save(self.policy.scheduler.state_dict(), target / "scheduler.pt")
+                self._write_hf_model(target / "model")
+            if self.critic is not None:  # its own folder: it reloads whether colocated or on workers of its own
+                with _one_process_is_fine():
+                    dcp.save(self.critic.sharded_state(), checkpoint_id=target / CRITIC_DIR / "dcp")
+                if self.rank == 0:
+                    torch.save(self.critic.scheduler.state_dict(), target / CRITIC_DIR / "scheduler.pt")
 
         return _write_or_ship(path, ship, write)
 
@@ -280,6 +352,17 @@ class Worker:
                 f"host ({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}), although the controller sends a "
                 "host what it lacks (WorkerGroup.load): check that checkpoint.dir is writable on this host and its disk "
                 "has room, or put checkpoint.dir on a filesystem all hosts share")
+        if self.critic is not None:
+            if not (path / CRITIC_DIR / "dcp").is_dir():
+                raise FileNotFoundError(f"{path} has no {CRITIC_DIR}/dcp folder: it was saved by a run without a critic "
+                                        "(algorithm.adv_estimator other than gae), so PPO cannot resume from it")
+            state = self.critic.sharded_state()
+            with _one_process_is_fine():
+                dcp.load(state, checkpoint_id=path / CRITIC_DIR / "dcp")
+            self.critic.load_sharded_state(state)
+            self.critic.scheduler.load_state_dict(torch.load(path / CRITIC_DIR / "scheduler.pt", weights_only=False))
+        if self.policy is None:
+            return
         state = self.policy.sharded_state()
         with _one_process_is_fine():
             dcp.load(state, checkpoint_id=path / "dcp")
@@ -327,13 +410,29 @@ class Worker:
             return None
         return _write_or_ship(path, ship, self._write_hf_model)
 
+    def export_critic(self, path: str, ship: bool = False) -> dict | None:
+        """The critic in HF format (a token-classification model with one label, float32: what critic.model_path
+        and verl's critic load) at `path`; rank 0 writes, every critic worker takes part in gathering it."""
+        model = self.critic.whole_model()  # a collective when sharded
+        if self.rank != 0:
+            del model
+            return None
+
+        def write(target: Path) -> None:
+            save_hf_model(model, self.tokenizer, target)
+
+        try:
+            return _write_or_ship(path, ship, write)
+        finally:
+            del model
+
     def close(self) -> None:
         if self.world_size > 1:
             import torch.distributed as dist
 
             if dist.is_initialized():
                 dist.destroy_process_group()
-        close = getattr(self.engine, "close", None)
+        close = getattr(getattr(self, "engine", None), "close", None)
         if close is not None:
             close()
 
@@ -360,6 +459,35 @@ class GatheredHFRollout:
 
 
 SCRATCH_PREFIX = "codefu_part_"
+CRITIC_DIR = "critic"  # a checkpoint's critic state: critic/dcp/ (shards, AdamW state), critic/scheduler.pt
+
+
+def _tokenizer_of(path: str):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(path))
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def _check_critic_tokenizer(path: str, tokenizer) -> None:
+    """critic.model_path reads the policy's token ids: its vocabulary must be the policy's."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    folder = resolve_model_path(path)
+    try:
+        theirs = AutoTokenizer.from_pretrained(folder).get_vocab()
+    except (OSError, ValueError):
+        theirs = None  # no tokenizer files there: the embedding size must still cover the policy's ids
+    if theirs is not None and theirs != tokenizer.get_vocab():
+        raise ValueError(f"critic.model_path={path!r} has another tokenizer than the policy ({len(theirs)} vs "
+                         f"{len(tokenizer.get_vocab())} tokens): the critic reads the policy's token ids, so it needs "
+                         "the policy's tokenizer; pick a critic of the same model family")
+    vocab = AutoConfig.from_pretrained(folder).vocab_size
+    if vocab < len(tokenizer):
+        raise ValueError(f"critic.model_path={path!r} embeds {vocab} tokens, fewer than the policy's tokenizer "
+                         f"({len(tokenizer)}): the critic cannot read the policy's token ids")
 
 
 def _write_or_ship(path: str, ship: bool, write) -> dict | None:
