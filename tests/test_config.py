@@ -354,3 +354,67 @@ def test_list_fields_load_from_yaml_and_reject_wrong_items(tmp_path):
     assert "data.tiers=['easy', 3]" in problems[0] and "list of strings" in problems[0]
     path.write_text("data:\n  tiers: easy\n")
     assert "expected a list of strings or null" in _problems(lambda: ExperimentConfig.from_yaml(path))[0]
+
+
+# ----------------------------------------------------------------------------------------------------
+# algorithm.adv_estimator and the critic (issue 22)
+
+
+def test_estimator_choices_match_the_estimators_module():
+    from codefu_helpers import estimators
+
+    hints = typing.get_type_hints(AlgorithmConfig)
+    assert typing.get_args(hints["adv_estimator"]) == estimators.ADV_ESTIMATORS
+    assert ExperimentConfig().algorithm.adv_estimator == "grpo" and not ExperimentConfig().uses_critic
+
+
+def test_an_unknown_estimator_is_refused_naming_the_key_and_the_choices():
+    with pytest.raises(ConfigError) as info:
+        ExperimentConfig().with_overrides(["algorithm.adv_estimator=ppo"]).validate()
+    assert any("algorithm.adv_estimator='ppo'" in p and "'gae'" in p and "'reinforce_plus_plus'" in p
+               for p in info.value.problems), info.value.problems
+
+
+@pytest.mark.parametrize("sections, fragment", [
+    # keys an estimator does not read are refused, never ignored
+    (dict(algorithm=dict(gamma=0.9)), "algorithm.gamma=0.9 is read only by algorithm.adv_estimator=gae or "
+                                      "reinforce_plus_plus, not 'grpo'"),
+    (dict(algorithm=dict(adv_estimator="reinforce_plus_plus", lam=0.95)),
+     "algorithm.lam=0.95 is read only by algorithm.adv_estimator=gae, not 'reinforce_plus_plus'"),
+    (dict(algorithm=dict(adv_estimator="rloo", norm_adv_by_std=False)),
+     "algorithm.norm_adv_by_std=false (Dr.GRPO) applies to algorithm.adv_estimator=grpo only"),
+    (dict(algorithm=dict(adv_estimator="gae", adv_epsilon=1e-5)), "algorithm.adv_epsilon=1e-05 is GRPO's std epsilon"),
+    (dict(critic=dict(lr=1e-4)), "critic.lr=0.0001 is read only with algorithm.adv_estimator=gae"),
+    (dict(algorithm=dict(adv_estimator="rloo"), critic=dict(cliprange_value=0.2)),
+     "critic.cliprange_value=0.2 is read only with algorithm.adv_estimator=gae (PPO with a critic), not 'rloo'"),
+    (dict(trainer=dict(critic_warmup=2)), "trainer.critic_warmup=2 is read only with algorithm.adv_estimator=gae"),
+    (dict(trainer=dict(critic_gpus=1)), "trainer.critic_gpus=1 is read only with algorithm.adv_estimator=gae"),
+    # values
+    (dict(algorithm=dict(adv_estimator="gae", gamma=0.0)), "algorithm.gamma=0.0 must be in (0, 1]"),
+    (dict(algorithm=dict(adv_estimator="gae", lam=1.5)), "algorithm.lam=1.5 must be in [0, 1]"),
+    (dict(algorithm=dict(adv_estimator="gae"), critic=dict(lr=0.0)), "critic.lr=0.0 must be > 0"),
+    (dict(algorithm=dict(adv_estimator="gae"), critic=dict(cliprange_value=0.0)), "critic.cliprange_value=0.0 must be > 0"),
+    (dict(algorithm=dict(adv_estimator="gae"), critic=dict(ppo_epochs=0)), "critic.ppo_epochs=0 must be >= 1"),
+    (dict(algorithm=dict(adv_estimator="gae"), critic=dict(warmup_steps=-1)), "critic.warmup_steps=-1 must be >= 0"),
+    (dict(algorithm=dict(adv_estimator="gae"), critic=dict(model_path="tiny://llama")),
+     "critic.model_path='tiny://llama' is not a known tiny model"),
+    (dict(algorithm=dict(adv_estimator="gae"), trainer=dict(critic_warmup=5, total_steps=5)),
+     "trainer.critic_warmup=5 is not below trainer.total_steps=5: the actor would never be updated"),
+    (dict(algorithm=dict(adv_estimator="gae"), trainer=dict(critic_gpus=3)),
+     "must split evenly over the critic's 3 devices (trainer.nnodes x trainer.critic_gpus)"),
+    (dict(algorithm=dict(adv_estimator="rloo"), rollout=dict(n=1)), "RLOO compares each sample with the others"),
+    (dict(trainer=dict(tensor_parallel_size=2)), "trainer.tensor_parallel_size=2 is read only with "
+                                                  "trainer.strategy=megatron"),
+    (dict(trainer=dict(strategy="megatron")), "trainer.strategy='megatron': the native trainer shards with FSDP2"),
+])
+def test_estimator_and_critic_keys_are_checked_naming_the_key(sections, fragment):
+    assert fragment in _only_problem(_cfg(**sections))
+
+
+def test_estimators_without_a_group_train_on_one_sample_per_prompt():
+    for estimator in ("gae", "reinforce_plus_plus"):
+        cfg = _cfg(algorithm=dict(adv_estimator=estimator, ppo_mini_batch_size=4), rollout=dict(n=1)).validate()
+        assert cfg.samples_per_step == cfg.data.train_batch_size
+    cfg = _cfg(algorithm=dict(adv_estimator="gae", ppo_epochs=2), critic=dict(ppo_epochs=None)).validate()
+    assert cfg.uses_critic and cfg.critic_epochs == 2 and cfg.critic_world_size == 1
+    assert _cfg(algorithm=dict(adv_estimator="gae"), critic=dict(ppo_epochs=3)).critic_epochs == 3

@@ -20,7 +20,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from codefu_helpers import grpo
 from codefu_helpers.config import ExperimentConfig
-from codefu_helpers.policy_ops import pack, response_log_probs, response_values, value_model_from_lm
+from codefu_helpers.policy_ops import (load_value_model, pack, response_log_probs, response_values,
+                                       value_model_from_lm)
 from codefu_helpers.reward import Scored
 from codefu_helpers.rollout import Sample
 from codefu_helpers.tracking import read_metrics
@@ -259,7 +260,10 @@ def test_an_interrupted_and_resumed_ppo_run_ends_with_the_same_actor_and_critic(
             torch.testing.assert_close(a[name], b[name], atol=1e-6, rtol=1e-5, msg=f"{folder}: {name} differs")
     # the exported critic is a one-label token-classification model that critic.model_path loads back
     config = json.loads((full / "critic" / "config.json").read_text())
-    assert config["num_labels"] == 1 and config["architectures"][0].endswith("ForTokenClassification")
+    assert len(config["id2label"]) == 1 and config["architectures"][0].endswith("ForTokenClassification")
+    reloaded = load_value_model(str(full / "critic"), seed=123).state_dict()  # its head kept, not re-drawn
+    for name, tensor in load_file(full / "critic" / "model.safetensors").items():
+        torch.testing.assert_close(reloaded[name], tensor, atol=0, rtol=0, msg=name)
     assert (parted / "checkpoints" / "step_000003" / "critic" / "dcp" / ".metadata").exists()
     for out in (full, parted):
         rows = read_metrics(out)

@@ -455,7 +455,8 @@ def init_ray(cfg):
         context = ray.init(address=os.environ.get("RAY_ADDRESS", "auto"))
         url = getattr(context, "dashboard_url", None)
     else:
-        head = LocalRayHead(num_cpus=max(os.cpu_count() or 1, cfg.trainer.nnodes * cfg.trainer.gpus_per_node))
+        critic = cfg.trainer.critic_gpus if cfg.uses_critic else 0  # a critic on workers of its own needs room too
+        head = LocalRayHead(num_cpus=max(os.cpu_count() or 1, cfg.trainer.nnodes * (cfg.trainer.gpus_per_node + critic)))
         url = head.dashboard_url
     print(f"Ray dashboard: http://{url}" if url else "Ray dashboard: not running", flush=True)
     return head
