@@ -119,9 +119,12 @@ def dry_run(cfg: ExperimentConfig, gpu_memory_gib: float | None = None) -> bool:
     from .memory_plan import memory_plan
 
     if cfg.trainer.engine == "verl":
-        from .launch.verl_engine import verl_overrides
+        from .launch.verl_engine import verl_config_name, verl_overrides
 
-        print("\n".join(verl_overrides(cfg)))
+        overrides = verl_overrides(cfg)
+        if cfg.trainer.strategy != "fsdp":  # verl's base config for its Megatron workers, as verl_command passes it
+            print(f"--config-name={verl_config_name(cfg)}")
+        print("\n".join(overrides))
     else:
         print(cfg.to_yaml(), end="")
     plan = memory_plan(cfg, device_memory_gib=gpu_memory_gib if cfg.model.resolved_device() != "cpu" else None)

@@ -239,6 +239,9 @@ def test_bad_input_is_reported_before_anything_is_uploaded(python_split, no_cred
     ({"model.path": "runs/nowhere/model"}, "model.path='runs/nowhere/model' does not exist here"),
     ({"model.path": "s3://bucket"}, "is not an S3 prefix"),
     ({"checkpoint.keep_last": 1}, "checkpoint.keep_last=1"),
+    ({"trainer.engine": "verl", "rollout.backend": "vllm", "trainer.strategy": "megatron",
+      "trainer.tensor_parallel_size": 2, "trainer.sequence_parallel_size": 1,
+      "algorithm.ppo_max_token_len_per_gpu": 32768}, "trainer.strategy='megatron': the SageMaker entry point"),
 ])
 def test_a_model_or_checkpoint_setting_that_cannot_work_is_refused_naming_the_key(python_split, no_credentials,
                                                                                    tmp_path, override, message):

@@ -129,3 +129,25 @@ def test_verl_is_told_to_save_the_hf_model_and_resume_from_shards(python_split):
     assert rendered["actor_rollout_ref.actor.checkpoint.load_contents"] == "[model,optimizer,extra]"
     assert rendered["actor_rollout_ref.actor.ulysses_sequence_parallel_size"] == "4"
     assert rendered["actor_rollout_ref.model.use_remove_padding"] == "true"  # verl requires it with Ulysses
+
+
+def test_a_ppo_step_is_whole_only_with_every_critic_shard(two_hosts, tmp_path):
+    """PPO (algorithm.adv_estimator=gae): verl's critic writes its shards to global_step_N/critic as the actor does;
+    a restored step missing one of them is passed over too."""
+    from codefu_helpers.launch.verl_engine import resume_step, step_problems
+
+    head, other = two_hosts
+    restored = tmp_path / "restored"
+    shutil.copytree(head, restored)
+    shutil.copytree(other, restored, dirs_exist_ok=True)
+    for step in (16, 32):
+        critic = restored / f"global_step_{step}" / "critic"
+        critic.mkdir()
+        (critic / "fsdp_config.json").write_text(json.dumps({"FSDP_version": 2, "world_size": WORLD}))
+        for rank in range(WORLD):
+            for kind in ("model", "optim", "extra_state"):
+                torch.save({"rank": rank}, critic / f"{kind}_world_size_{WORLD}_rank_{rank}.pt")
+    assert step_problems(restored / "global_step_32") == []
+    (restored / "global_step_32" / "critic" / "optim_world_size_16_rank_3.pt").unlink()
+    assert step_problems(restored / "global_step_32") == ["critic/optim_world_size_16_rank_3.pt is missing"]
+    assert resume_step(restored, log=lambda line: None) == 16

@@ -39,15 +39,29 @@ def _driver(case_path: str, out_path: str) -> None:
 
     case = json.loads(Path(case_path).read_text())
     config_dir = str(Path(verl.__file__).parent / "trainer" / "config")
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
-        cfg = compose(config_name="ppo_trainer", overrides=case["overrides"])
-    selected = {}
-    for item in case["overrides"]:
-        key = item.split("=", 1)[0].lstrip("+")
-        selected[key] = OmegaConf.to_container(OmegaConf.create({"v": OmegaConf.select(cfg, key)}))["v"]
-    validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
-    for section in ("actor_rollout_ref.rollout", "algorithm"):
-        omega_conf_to_dataclass(OmegaConf.select(cfg, section))  # verl's typed configs accept the values
+
+    def composed(config_name: str, overrides: list[str]):
+        """verl's config `config_name` with the overrides, validated by verl; with what each override key selects."""
+        with initialize_config_dir(config_dir=config_dir, version_base=None):
+            cfg = compose(config_name=config_name, overrides=overrides)
+        selected = {}
+        for item in overrides:
+            key = item.split("=", 1)[0].lstrip("+")
+            selected[key] = OmegaConf.to_container(OmegaConf.create({"v": OmegaConf.select(cfg, key)}))["v"]
+        validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+        sections = ["actor_rollout_ref.rollout", "algorithm"] + (["critic"] if need_critic(cfg) else [])
+        for section in sections:
+            omega_conf_to_dataclass(OmegaConf.select(cfg, section))  # verl's typed configs accept the values
+        return cfg, selected
+
+    cfg, selected = composed("ppo_trainer", case["overrides"])
+    # further configs (PPO with a critic, Megatron workers): composed and validated only
+    others = []
+    for other in case.get("compose_only", []):
+        other_cfg, other_selected = composed(other["config_name"], other["overrides"])
+        others.append({"selected": other_selected, "need_critic": bool(need_critic(other_cfg)),
+                       "actor_strategy": other_cfg.actor_rollout_ref.actor.strategy,
+                       "critic_strategy": other_cfg.critic.strategy})
 
     tokenizer = AutoTokenizer.from_pretrained(case["tokenizer"])
     manager = load_reward_manager(cfg, tokenizer)
@@ -65,6 +79,7 @@ def _driver(case_path: str, out_path: str) -> None:
         statuses.append(result["reward_extra_info"].get("status"))
     Path(out_path).write_text(json.dumps({
         "verl_version": verl.__version__, "selected": selected, "scores": scores, "statuses": statuses,
+        "others": others,
         "reward_manager": type(manager).__name__, "compute_score": getattr(manager.compute_score, "func", None)
         and f"{manager.compute_score.args[0].__module__}.{manager.compute_score.args[0].__name__}",
         "reward_kwargs": manager.compute_score.args[1] if hasattr(manager.compute_score, "args") else None}))
@@ -121,6 +136,94 @@ def test_the_flagship_config_renders_with_the_keys_verl_needs():
     assert rendered["trainer.default_local_dir"] == str(Path(cfg.checkpoint_dir()).resolve())
     # data.tiers is applied by us before verl starts: verl reads the selected rows
     assert rendered["data.train_files"].endswith("verl_data/train.parquet")
+
+
+PPO = {"algorithm.adv_estimator": "gae", "algorithm.lam": 0.95, "critic.lr": 2e-6, "critic.cliprange_value": 0.2,
+       "critic.ppo_epochs": 2, "critic.warmup_steps": 32, "trainer.critic_warmup": 3}
+MEGATRON = {"trainer.strategy": "megatron", "trainer.tensor_parallel_size": 2, "trainer.pipeline_parallel_size": 2,
+            "trainer.sequence_parallel_size": 1, "algorithm.ppo_max_token_len_per_gpu": 32768}
+
+
+def test_ppo_renders_verls_critic_as_the_actor_is_rendered():
+    from codefu_helpers.launch.verl_engine import verl_command, verl_overrides
+
+    cfg = _verl_cfg(**PPO)
+    rendered = _as_dict(verl_overrides(cfg))
+    assert (rendered["algorithm.adv_estimator"], rendered["algorithm.lam"], rendered["algorithm.gamma"]) == \
+        ("gae", "0.95", "1.0")
+    assert rendered["critic.model.path"] == rendered["actor_rollout_ref.model.path"]  # a copy of the policy's start
+    assert rendered["critic.model.tokenizer_path"] == rendered["actor_rollout_ref.model.path"]
+    assert rendered["critic.optim.lr"] == "2e-06" and rendered["critic.cliprange_value"] == "0.2"
+    assert rendered["critic.ppo_epochs"] == "2" and rendered["trainer.critic_warmup"] == "3"
+    # 32 critic updates = 2 steps of 8 mini-batches x 2 epochs (verl's warm-up counts steps)
+    assert cfg.mini_batches_per_step == 8 and rendered["critic.optim.lr_warmup_steps"] == "2"
+    # fp32 master weights with the policy's compute dtype, offload and micro-batches like the actor's
+    assert rendered["critic.fsdp.model_dtype"] == "fp32"
+    assert rendered["+critic.fsdp.mixed_precision.param_dtype"] == "bf16"
+    assert rendered["+critic.fsdp.mixed_precision.reduce_dtype"] == "fp32"
+    assert rendered["critic.fsdp.dtype"] == "bfloat16"
+    assert rendered["critic.fsdp.param_offload"] == rendered["actor_rollout_ref.actor.fsdp_config.param_offload"]
+    assert rendered["critic.ppo_micro_batch_size_per_gpu"] == rendered["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"]
+    assert rendered["critic.ulysses_sequence_parallel_size"] == \
+        rendered["actor_rollout_ref.actor.ulysses_sequence_parallel_size"]
+    assert rendered["trainer.max_critic_ckpt_to_keep"] == rendered["trainer.max_actor_ckpt_to_keep"]
+    assert verl_command(cfg, python="/py")[:3] == ["/py", "-m", "verl.trainer.main_ppo"]
+    # no critic: nothing of it is written
+    assert not any(k.startswith("critic.") for k in _as_dict(verl_overrides(_verl_cfg())))
+    for estimator in ("rloo", "reinforce_plus_plus"):
+        assert _as_dict(verl_overrides(_verl_cfg(**{"algorithm.adv_estimator": estimator})))[
+            "algorithm.adv_estimator"] == estimator
+
+
+def test_megatron_renders_megatron_workers_with_tensor_and_pipeline_sizes():
+    from codefu_helpers.launch.verl_engine import verl_command, verl_overrides
+
+    cfg = _verl_cfg(**PPO, **MEGATRON)
+    rendered = _as_dict(verl_overrides(cfg))
+    for role in ("actor_rollout_ref.actor.", "critic."):
+        assert rendered[role + "megatron.tensor_model_parallel_size"] == "2"
+        assert rendered[role + "megatron.pipeline_model_parallel_size"] == "2"
+        assert rendered[role + "megatron.use_distributed_optimizer"] == "true"  # its fp32 main weights
+        assert rendered[role + "optim.main_grads_dtype"] == "fp32"
+        assert rendered[role + "megatron.dtype"] == "bfloat16"
+    assert not any("fsdp" in k or "ulysses" in k for k in rendered), "FSDP keys in a Megatron config"
+    assert rendered["actor_rollout_ref.actor.optim.lr_decay_style"] == "constant"
+    assert verl_command(cfg, python="/py")[:5] == ["/py", "-m", "verl.trainer.main_ppo", "--config-name",
+                                                   "ppo_megatron_trainer"]
+
+
+@pytest.mark.parametrize("override, key", [
+    ({**PPO, "critic.grad_clip": None}, "critic.grad_clip"),
+    ({**PPO, "critic.warmup_steps": 3}, "critic.warmup_steps"),
+    ({**PPO, "trainer.critic_gpus": 8}, "trainer.critic_gpus"),
+    ({**PPO, "critic.model_path": "tiny://qwen2"}, "critic.model_path"),
+    ({**MEGATRON, "trainer.sequence_parallel_size": 4}, "trainer.sequence_parallel_size"),
+])
+def test_a_critic_or_megatron_key_verl_cannot_honour_is_an_error_naming_it(override, key):
+    from codefu_helpers.config import ConfigError
+    from codefu_helpers.launch.verl_engine import verl_overrides
+
+    with pytest.raises(ConfigError) as err:
+        verl_overrides(_verl_cfg(**override))
+    assert any(p.startswith(key) for p in err.value.problems), err.value.problems
+
+
+def test_dry_run_of_ppo_prints_the_estimator_and_the_critic_overrides():
+    """The issue's command: `train --config configs/codefu7b_stage2.yaml --set trainer.engine=verl
+    algorithm.adv_estimator=gae --dry-run`; with trainer.strategy=megatron the base config comes first."""
+    from codefu_helpers.launch.verl_engine import verl_overrides
+
+    base = [sys.executable, "-m", "codefu_helpers.train", "--config", str(STAGE2), "--dry-run", "--set",
+            "trainer.engine=verl", "algorithm.adv_estimator=gae"]
+    proc = subprocess.run(base, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines == verl_overrides(_verl_cfg(**{"algorithm.adv_estimator": "gae"}))
+    assert "algorithm.adv_estimator=gae" in lines and sum(line.startswith("critic.") for line in lines) >= 10
+    proc = subprocess.run(base + [f"{k}={v}" for k, v in MEGATRON.items()], capture_output=True, text=True, cwd=REPO,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[0] == "--config-name=ppo_megatron_trainer"
 
 
 @pytest.mark.parametrize("override, key", [
@@ -190,7 +293,7 @@ def test_tier_selection_is_written_for_verl_as_the_native_trainer_selects(tmp_pa
 def verl_run(tmp_path_factory, python_split):
     """Our overrides and a scoring batch through verl 0.9.1 in .venv-verl (once per module)."""
     from codefu_helpers.data import load_problems, read_verl_parquet
-    from codefu_helpers.launch.verl_engine import verl_overrides
+    from codefu_helpers.launch.verl_engine import verl_config_name, verl_overrides
     from codefu_helpers.reward import compute_score
     from codefu_helpers.tiny_model import resolve_model_path
 
@@ -210,24 +313,52 @@ def verl_run(tmp_path_factory, python_split):
                 "reward_model": r["reward_model"], "extra_info": r["extra_info"]} for r, text in zip(rows, responses)]
     expected = [compute_score(s["data_source"], s["response"], s["reward_model"]["ground_truth"], s["extra_info"],
                               reward_mode="codefu_stage1") for s in samples]
+    # composed only: PPO with a critic on FSDP workers, and on Megatron workers (tensor x pipeline = 2 x 2)
+    # (verl builds the critic's HF model config while validating: a local model folder, the tiny model's)
+    local = {"trainer.output_dir": str(tmp), "model.path": str(resolve_model_path("tiny://qwen2"))}
+    compose_only = [{"config_name": verl_config_name(c), "overrides": verl_overrides(c)} for c in (
+        _verl_cfg(**PPO, **local), _verl_cfg(**PPO, **MEGATRON, **local))]
     case = tmp / "case.json"
     case.write_text(json.dumps({"overrides": overrides, "tokenizer": str(resolve_model_path("tiny://qwen2")),
-                                "samples": samples}, default=str))
+                                "samples": samples, "compose_only": compose_only}, default=str))
     out = tmp / "out.json"
     env = dict(os.environ, PYTHONPATH=str(REPO), CUDA_VISIBLE_DEVICES="")
     proc = subprocess.run([str(VERL_PYTHON), __file__, str(case), str(out)], capture_output=True, text=True,
                           cwd=tmp, env=env, timeout=900)
     assert proc.returncode == 0, f"verl driver failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    return overrides, json.loads(out.read_text()), expected
+    result = json.loads(out.read_text())
+    for other, sent in zip(result["others"], compose_only):
+        other.update(sent)
+    return overrides, result, expected
 
 
 def test_verls_own_config_accepts_every_override(verl_run):
     overrides, result, _ = verl_run
     assert result["verl_version"] == "0.9.1"
+    _every_value_landed(overrides, result["selected"])
+
+
+def test_verls_ppo_and_megatron_configs_accept_the_critic_and_megatron_overrides(verl_run):
+    """PPO (gae) composed with verl's ppo_trainer, and on Megatron workers with verl's ppo_megatron_trainer, both
+    validated by verl (its typed critic config included). Composed only: no Megatron or GPU run happens here."""
+    _, result, _ = verl_run
+    fsdp, megatron = result["others"]
+    assert fsdp["config_name"] == "ppo_trainer" and megatron["config_name"] == "ppo_megatron_trainer"
+    for other in (fsdp, megatron):
+        _every_value_landed(other["overrides"], other["selected"])
+        assert other["need_critic"] and other["selected"]["algorithm.adv_estimator"] == "gae"
+    assert (fsdp["actor_strategy"], fsdp["critic_strategy"]) == ("fsdp", "fsdp")
+    assert (megatron["actor_strategy"], megatron["critic_strategy"]) == ("megatron", "megatron")
+    assert megatron["selected"]["actor_rollout_ref.actor.megatron.tensor_model_parallel_size"] == 2
+    assert megatron["selected"]["critic.megatron.pipeline_model_parallel_size"] == 2
+    assert fsdp["selected"]["critic.fsdp.model_dtype"] == "fp32"  # the critic's master weights
+
+
+def _every_value_landed(overrides, selected):
     # composed without error (hydra rejects unknown keys) and every value landed where we put it
     for item in overrides:
         key, value = item.split("=", 1)
-        got = result["selected"][key.lstrip("+")]
+        got = selected[key.lstrip("+")]
         text = value.strip("'")
         if isinstance(got, bool):
             assert text == str(got).lower(), key

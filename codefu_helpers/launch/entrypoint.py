@@ -51,7 +51,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ExperimentConfig
+from ..config import ConfigError, ExperimentConfig
 
 __all__ = ["main", "HostInfo", "read_resource_config", "training_config"]
 
@@ -199,6 +199,9 @@ def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> int:
     if cfg.trainer.engine == "verl":
         from .verl_engine import export_model, prune_steps, resume_step, verl_command, write_selected_train_rows
 
+        if cfg.trainer.strategy != "fsdp":  # launch() refuses it before a job starts; a hand-made job stops here
+            raise ConfigError([f"trainer.strategy={cfg.trainer.strategy!r}: this entry point checks, prunes and "
+                               "exports verl's FSDP checkpoints only; run Megatron workers with verl.trainer.main_ppo"])
         write_selected_train_rows(cfg)
         resume_step(cfg.checkpoint_dir())
         train = verl_command(cfg, python=args.verl_python)

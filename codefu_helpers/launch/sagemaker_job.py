@@ -668,6 +668,11 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
             verl_overrides(jcfg)
         except ConfigError as exc:
             raise LaunchError(exc.problems) from None
+        if jcfg.trainer.strategy != "fsdp":
+            raise LaunchError([f"trainer.strategy={jcfg.trainer.strategy!r}: the SageMaker entry point checks, prunes "
+                               "and exports verl's FSDP checkpoints (global_step_N/actor/*_world_size_W_rank_R.pt) "
+                               "across hosts, not Megatron's; run verl's Megatron workers with `python -m "
+                               "verl.trainer.main_ppo` and the overrides of `train --dry-run`"])
     run_name, checkpoint_uri = _checkpoint_location(cfg, lc)
 
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="codefu-launch-"))

@@ -9,6 +9,7 @@ silently dropped setting. A key added to the config later that this module does 
     from codefu_helpers.launch.verl_engine import verl_overrides, verl_command
     verl_overrides(cfg)   # ["algorithm.adv_estimator=grpo", "data.train_files=...", ...]
     verl_command(cfg)     # [python, "-m", "verl.trainer.main_ppo", *overrides]
+    verl_config_name(cfg) # ppo_trainer, or ppo_megatron_trainer with trainer.strategy=megatron
     python -m codefu_helpers.train --config configs/codefu7b_stage1.yaml --set trainer.engine=verl --dry-run
 
 The reward is this package's `compute_score`, loaded by verl's own loader from
@@ -43,10 +44,12 @@ from typing import Any
 from ..config import ConfigError, ExperimentConfig
 from ..tiny_model import TINY_SCHEME
 
-__all__ = ["REWARD_FUNCTION_PATH", "REWARD_FUNCTION_NAME", "VERL_MAIN", "verl_overrides", "verl_command",
+__all__ = ["REWARD_FUNCTION_PATH", "REWARD_FUNCTION_NAME", "VERL_MAIN", "verl_overrides", "verl_command", "verl_config_name",
            "export_model", "prune_steps", "resume_step", "step_problems", "write_selected_train_rows", "INERT_FOR_VERL"]
 
 VERL_MAIN = "verl.trainer.main_ppo"
+# verl's base hydra config per trainer.strategy (verl/trainer/config/<name>.yaml)
+VERL_CONFIG_NAMES = {"fsdp": "ppo_trainer", "megatron": "ppo_megatron_trainer"}
 REWARD_FUNCTION_PATH = "pkg://codefu_helpers.reward"
 REWARD_FUNCTION_NAME = "compute_score"
 
@@ -55,7 +58,9 @@ _REWARD_MODES = {"linear": "codefu_stage2", "stage1": "codefu_stage1", "binary":
 # model.dtype (the compute dtype) -> verl's short name (FSDP mixed precision's param_dtype; the reference's stored
 # dtype) and its long name (the actor engine's `dtype`, the rollout's dtype). The actor's own weights, gradients and
 # optimizer state stay float32 (`model_dtype=fp32`, reduce_dtype=fp32): a bf16 *stored* weight cannot take a 1e-6
-# update. A critic, where verl builds one, keeps verl's fp32 default (GRPO has none).
+# update. PPO's critic (algorithm.adv_estimator=gae) is kept the same way: fp32 master weights, model.dtype compute.
+# With trainer.strategy=megatron the distributed optimizer of Megatron-LM keeps the fp32 main copy of each bf16
+# weight (use_distributed_optimizer, main_grads/exp_avg/exp_avg_sq in fp32), and `megatron.dtype` is the compute dtype.
 _VERL_DTYPES = {"bfloat16": ("bf16", "bfloat16"), "float16": ("fp16", "float16")}
 # Keys that do nothing when verl runs, with the reason (kept next to the code that relies on it).
 INERT_FOR_VERL = {
@@ -144,7 +149,10 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     m, d, ro, a, o = cfg.model, cfg.data, cfg.rollout, cfg.algorithm, cfg.optim
     rw, t, ck, tr = cfg.reward, cfg.trainer, cfg.checkpoint, cfg.tracking
 
-    r.put(None, "algorithm.adv_estimator", "grpo")
+    megatron = t.strategy == "megatron"
+    r.put("algorithm.adv_estimator", "algorithm.adv_estimator", a.adv_estimator)  # verl's names are ours
+    r.put("algorithm.gamma", "algorithm.gamma", a.gamma)
+    r.put("algorithm.lam", "algorithm.lam", a.lam)
     r.put("algorithm.norm_adv_by_std", "algorithm.norm_adv_by_std_in_grpo", a.norm_adv_by_std)
     r.put(None, "algorithm.use_kl_in_reward", False)  # the KL is a loss term here, never a reward penalty
 
@@ -158,11 +166,14 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
         r.put("model.path", "actor_rollout_ref.model.path", _absolute(m.path) if Path(m.path).exists() else m.path)
     if m.dtype in _VERL_DTYPES:
         compute, compute_name = _VERL_DTYPES[m.dtype]
-        r.put(None, _ACTOR + "fsdp_config.model_dtype", "fp32")  # master weights (and AdamW state) in float32
-        for part, value in (("param_dtype", compute), ("reduce_dtype", "fp32"), ("buffer_dtype", "fp32")):
-            r.put(None, "+" + _ACTOR + f"fsdp_config.mixed_precision.{part}", value)
-        r.put("model.dtype", _ACTOR + "fsdp_config.dtype", compute_name)
-        r.put(None, _REF + "fsdp_config.model_dtype", compute)  # never trained: stored as it computes
+        if megatron:
+            _megatron_precision(r, _ACTOR, compute_name)
+            r.put("model.dtype", _ACTOR + "megatron.dtype", compute_name)
+            r.put(None, _REF + "megatron.dtype", compute_name)
+        else:
+            _fsdp_precision(r, _ACTOR + "fsdp_config.", compute, compute_name)
+            r.put("model.dtype", _ACTOR + "fsdp_config.dtype", compute_name)
+            r.put(None, _REF + "fsdp_config.model_dtype", compute)  # never trained: stored as it computes
         r.put(None, _ROLLOUT + "dtype", compute_name)
     else:
         r.fail("model.dtype", f"model.dtype={m.dtype!r}: verl's FSDP workers compute in bfloat16 or float16; "
@@ -273,14 +284,17 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
                                      f"use a multiple of {updates_per_step}")
     else:
         r.put("optim.warmup_steps", _ACTOR + "optim.lr_warmup_steps", o.warmup_steps // updates_per_step)
-    r.put("optim.lr_schedule", _ACTOR + "optim.lr_scheduler_type", o.lr_schedule)
+    # FSDP's optimizer config names the schedule lr_scheduler_type, Megatron's lr_decay_style (same words)
+    r.put("optim.lr_schedule", _ACTOR + ("optim.lr_decay_style" if megatron else "optim.lr_scheduler_type"),
+          o.lr_schedule)
     r.put("optim.weight_decay", _ACTOR + "optim.weight_decay", o.weight_decay)
     if o.grad_clip is None:
         r.fail("optim.grad_clip", "optim.grad_clip=null: verl always clips the gradient norm; set a bound "
                                   "(1.0 is verl's default)")
     else:
         r.put("optim.grad_clip", _ACTOR + "optim.clip_grad", o.grad_clip)
-        r.put(None, _ACTOR + "grad_clip", o.grad_clip)
+        if not megatron:  # the FSDP actor's own copy of the bound
+            r.put(None, _ACTOR + "grad_clip", o.grad_clip)
 
     # reward: our compute_score through verl's loader; one reward-loop worker per node, each with a judge
     # pool of reward.num_workers processes (ours counts judge processes per host)
@@ -295,12 +309,34 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     r.put("trainer.total_steps", "trainer.total_training_steps", t.total_steps)
     r.put("trainer.nnodes", "trainer.nnodes", t.nnodes)
     r.put("trainer.gpus_per_node", "trainer.n_gpus_per_node", t.gpus_per_node)
-    # Ulysses sequence parallelism (the reference policy follows the actor's size); it needs packed, unpadded inputs
-    r.put("trainer.sequence_parallel_size", _ACTOR + "ulysses_sequence_parallel_size", t.sequence_parallel_size)
     r.put(None, "actor_rollout_ref.model.use_remove_padding", True)
-    r.put("trainer.fsdp_cpu_offload", _ACTOR + "fsdp_config.param_offload", t.fsdp_cpu_offload)
-    r.put(None, _ACTOR + "fsdp_config.optimizer_offload", t.fsdp_cpu_offload)
-    r.put(None, _REF + "fsdp_config.param_offload", t.fsdp_cpu_offload)
+    if megatron:
+        # Megatron-LM workers: each layer split over tensor_parallel_size devices, the layer stack over
+        # pipeline_parallel_size stages, data-parallel over the rest (the reference follows the actor's sizes)
+        r.take("trainer.strategy")
+        r.put("trainer.tensor_parallel_size", _ACTOR + "megatron.tensor_model_parallel_size", t.tensor_parallel_size)
+        r.put("trainer.pipeline_parallel_size", _ACTOR + "megatron.pipeline_model_parallel_size",
+              t.pipeline_parallel_size)
+        if t.sequence_parallel_size > 1:
+            r.fail("trainer.sequence_parallel_size", f"trainer.sequence_parallel_size={t.sequence_parallel_size} is "
+                   "Ulysses sequence parallelism of verl's FSDP workers; Megatron splits long sequences with its own "
+                   "context parallelism, which this config does not set: use trainer.tensor_parallel_size, or "
+                   "trainer.strategy=fsdp")
+        else:
+            r.take("trainer.sequence_parallel_size")
+        r.put("trainer.fsdp_cpu_offload", _ACTOR + "megatron.param_offload", t.fsdp_cpu_offload)
+        r.put(None, _ACTOR + "megatron.optimizer_offload", t.fsdp_cpu_offload)
+        r.put(None, _REF + "megatron.param_offload", t.fsdp_cpu_offload)
+    else:
+        r.put("trainer.strategy", _ACTOR + "strategy", "fsdp")
+        for key in ("trainer.tensor_parallel_size", "trainer.pipeline_parallel_size"):
+            r.take(key)  # 1: validate() refuses anything else with FSDP
+        # Ulysses sequence parallelism (the reference follows the actor's size); it needs packed, unpadded inputs
+        r.put("trainer.sequence_parallel_size", _ACTOR + "ulysses_sequence_parallel_size", t.sequence_parallel_size)
+        r.put("trainer.fsdp_cpu_offload", _ACTOR + "fsdp_config.param_offload", t.fsdp_cpu_offload)
+        r.put(None, _ACTOR + "fsdp_config.optimizer_offload", t.fsdp_cpu_offload)
+        r.put(None, _REF + "fsdp_config.param_offload", t.fsdp_cpu_offload)
+    _critic(r, cfg)
     r.put("trainer.test_freq", "trainer.test_freq", t.test_freq if t.test_freq > 0 else -1)
     r.put(None, "trainer.val_before_train", False)  # ours validates every test_freq steps and after the last
     r.put("trainer.val_samples", _ROLLOUT + "val_kwargs.n", t.val_samples)
@@ -320,6 +356,8 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     r.put("checkpoint.dir", "trainer.default_local_dir", _absolute(cfg.checkpoint_dir()))
     r.put("checkpoint.resume", "trainer.resume_mode", "auto" if ck.resume else "disable")
     r.put("checkpoint.keep_last", "trainer.max_actor_ckpt_to_keep", ck.keep_last)
+    if cfg.uses_critic:
+        r.put(None, "trainer.max_critic_ckpt_to_keep", ck.keep_last)
     # rank 0 also writes the whole model in HF format (gathered from every shard): the final model then needs no
     # shard of another host (export_model); a resume loads the shards only
     r.put(None, _ACTOR + "checkpoint.save_contents", list(SAVE_CONTENTS))
@@ -341,6 +379,104 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     if r.problems:
         raise ConfigError(r.problems)
     return [f"{key}={hydra_value(value)}" for key, value in r.values.items()]
+
+
+def _fsdp_precision(r: _Renderer, prefix: str, compute: str, compute_name: str) -> None:
+    """FSDP workers (`prefix`: the actor's fsdp_config. or the critic's fsdp.): float32 master weights and AdamW
+    state, forward/backward in the compute dtype, gradients reduced in float32."""
+    r.put(None, prefix + "model_dtype", "fp32")
+    for part, value in (("param_dtype", compute), ("reduce_dtype", "fp32"), ("buffer_dtype", "fp32")):
+        r.put(None, "+" + prefix + f"mixed_precision.{part}", value)
+
+
+def _megatron_precision(r: _Renderer, prefix: str, compute_name: str) -> None:
+    """Megatron workers (`prefix`: the actor's or the critic's section): the distributed optimizer holds the float32
+    main weights, gradients and Adam moments of the `compute_name` model."""
+    r.put(None, prefix + "megatron.use_distributed_optimizer", True)
+    for part in ("main_grads_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"):
+        r.put(None, prefix + f"optim.{part}", "fp32")
+
+
+def _critic(r: _Renderer, cfg: ExperimentConfig) -> None:
+    """PPO's critic (algorithm.adv_estimator=gae): verl's `critic` section, built like the actor (same strategy,
+    precision, offload and batch sizes). Without a critic every critic key is at its default (validate() refuses
+    others) and nothing is written."""
+    c, t, a, m = cfg.critic, cfg.trainer, cfg.algorithm, cfg.model
+    keys = [f"critic.{k}" for k in _leaf_keys(c)] + ["trainer.critic_warmup", "trainer.critic_gpus"]
+    if not cfg.uses_critic:
+        for key in keys:
+            r.take(key)
+        return
+    megatron = t.strategy == "megatron"
+    if c.model_path is None:  # a copy of the policy's start model under a fresh value head (verl's default too)
+        r.take("critic.model_path")
+        if "actor_rollout_ref.model.path" in r.values:
+            r.put(None, "critic.model.path", r.values["actor_rollout_ref.model.path"])
+    elif c.model_path.startswith(TINY_SCHEME):
+        r.fail("critic.model_path", f"critic.model_path={c.model_path!r} is built by this package, and verl loads HF "
+                                    "ids or directories: build it with `python -m codefu_helpers.tiny_model OUT_DIR`")
+    else:
+        r.put("critic.model_path", "critic.model.path",
+              _absolute(c.model_path) if Path(c.model_path).exists() else c.model_path)
+    if "actor_rollout_ref.model.path" in r.values:  # the critic reads the policy's token ids
+        r.put(None, "critic.model.tokenizer_path", r.values["actor_rollout_ref.model.path"])
+    checkpointing = m.gradient_checkpointing if c.gradient_checkpointing is None else c.gradient_checkpointing
+    r.put("critic.gradient_checkpointing", "critic.model.enable_gradient_checkpointing", checkpointing)
+    r.put(None, "critic.model.use_remove_padding", True)
+    # precision and placement as the actor's
+    if m.dtype in _VERL_DTYPES:
+        compute, compute_name = _VERL_DTYPES[m.dtype]
+        if megatron:
+            _megatron_precision(r, "critic.", compute_name)
+            r.put(None, "critic.megatron.dtype", compute_name)
+        else:
+            _fsdp_precision(r, "critic.fsdp.", compute, compute_name)
+            r.put(None, "critic.fsdp.dtype", compute_name)
+    if megatron:
+        r.put(None, "critic.megatron.tensor_model_parallel_size", t.tensor_parallel_size)
+        r.put(None, "critic.megatron.pipeline_model_parallel_size", t.pipeline_parallel_size)
+        r.put(None, "critic.megatron.param_offload", t.fsdp_cpu_offload)
+        r.put(None, "critic.megatron.optimizer_offload", t.fsdp_cpu_offload)
+    else:
+        r.put(None, "critic.strategy", "fsdp")
+        r.put(None, "critic.ulysses_sequence_parallel_size", t.sequence_parallel_size)
+        r.put(None, "critic.fsdp.param_offload", t.fsdp_cpu_offload)
+        r.put(None, "critic.fsdp.optimizer_offload", t.fsdp_cpu_offload)
+    # batch sizes: the actor's mini-batch (verl's default interpolation), the actor's micro-batch or token budget
+    r.put(None, "critic.ppo_micro_batch_size_per_gpu", a.ppo_micro_batch_size)
+    if a.ppo_max_token_len_per_gpu is not None:
+        r.put(None, "critic.ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_gpu)
+    r.put("critic.ppo_epochs", "critic.ppo_epochs", cfg.critic_epochs)
+    r.put("critic.cliprange_value", "critic.cliprange_value", c.cliprange_value)
+    # optimizer: verl steps the critic's schedule once per step, ours once per critic update
+    r.put("critic.lr", "critic.optim.lr", c.lr)
+    r.put("critic.weight_decay", "critic.optim.weight_decay", c.weight_decay)
+    r.put("critic.lr_schedule", "critic.optim." + ("lr_decay_style" if megatron else "lr_scheduler_type"), c.lr_schedule)
+    critic_updates = cfg.mini_batches_per_step * cfg.critic_epochs
+    if c.warmup_steps % critic_updates:
+        r.fail("critic.warmup_steps", f"critic.warmup_steps={c.warmup_steps} critic updates is not a whole number of "
+                                      f"steps ({critic_updates} updates each), which is verl's warm-up unit; use a "
+                                      f"multiple of {critic_updates}")
+    else:
+        r.put("critic.warmup_steps", "critic.optim.lr_warmup_steps", c.warmup_steps // critic_updates)
+    if c.grad_clip is None:
+        r.fail("critic.grad_clip", "critic.grad_clip=null: verl always clips the critic's gradient norm; set a bound "
+                                   "(1.0 is verl's default)")
+    else:
+        r.put("critic.grad_clip", "critic.optim.clip_grad", c.grad_clip)
+        if not megatron:
+            r.put(None, "critic.grad_clip", c.grad_clip)
+    r.put("trainer.critic_warmup", "trainer.critic_warmup", t.critic_warmup)
+    if t.critic_gpus:
+        r.fail("trainer.critic_gpus", f"trainer.critic_gpus={t.critic_gpus}: verl 0.9's main_ppo maps the critic to "
+                                      "the actor's resource pool (global_pool), colocated; set it to 0")
+    else:
+        r.take("trainer.critic_gpus")
+
+
+def verl_config_name(cfg: ExperimentConfig) -> str:
+    """verl's base hydra config for the config's trainer.strategy (ppo_trainer, or ppo_megatron_trainer)."""
+    return VERL_CONFIG_NAMES[cfg.trainer.strategy]
 
 
 def needs_row_selection(cfg: ExperimentConfig) -> bool:
@@ -371,8 +507,11 @@ def write_selected_train_rows(cfg: ExperimentConfig) -> Path | None:
 
 
 def verl_command(cfg: ExperimentConfig, python: str | None = None) -> list[str]:
-    """The argv that trains `cfg` with verl: `python -m verl.trainer.main_ppo <overrides>`."""
-    return [python or sys.executable, "-m", VERL_MAIN, *verl_overrides(cfg)]
+    """The argv that trains `cfg` with verl: `python -m verl.trainer.main_ppo <overrides>` (with trainer.strategy=megatron
+    `--config-name ppo_megatron_trainer` first, verl's base config for its Megatron workers)."""
+    overrides = verl_overrides(cfg)
+    name = [] if cfg.trainer.strategy == "fsdp" else ["--config-name", verl_config_name(cfg)]
+    return [python or sys.executable, "-m", VERL_MAIN, *name, *overrides]
 
 
 def _steps(checkpoint_dir: str | Path) -> dict[int, Path]:
@@ -408,17 +547,21 @@ def _safetensors_problem(path: Path) -> str | None:
 
 def step_problems(step_dir: str | Path) -> list[str]:
     """Why verl's `global_step_N` folder cannot be resumed from or exported (empty when whole): the rank files its
-    fsdp_config.json's world size calls for, each a whole archive; the HF model rank 0 saved; the data loader state."""
+    fsdp_config.json's world size calls for (the actor's, and a PPO critic's when it saved one), each a whole archive;
+    the HF model rank 0 saved; the data loader state. verl's FSDP layout only (trainer.strategy=fsdp)."""
     step_dir, problems = Path(step_dir), []
     actor = step_dir / "actor"
-    try:
-        world = json.loads((actor / "fsdp_config.json").read_text())["world_size"]
-    except (OSError, ValueError, KeyError):
-        return [f"{actor / 'fsdp_config.json'} is missing or unreadable (rank 0 writes it with every save)"]
-    for kind in ("model", "optim", "extra_state"):
-        for rank in range(world):
-            shard = actor / f"{kind}_world_size_{world}_rank_{rank}.pt"
-            problems.append(f"{shard.name} is missing" if not shard.exists() else _torch_archive_problem(shard))
+    # PPO's critic (algorithm.adv_estimator=gae) saves its shards beside the actor's, in critic/
+    for role in [actor] + ([step_dir / "critic"] if (step_dir / "critic").is_dir() else []):
+        try:
+            world = json.loads((role / "fsdp_config.json").read_text())["world_size"]
+        except (OSError, ValueError, KeyError):
+            return [f"{role / 'fsdp_config.json'} is missing or unreadable (rank 0 writes it with every save)"]
+        for kind in ("model", "optim", "extra_state"):
+            for rank in range(world):
+                shard = role / f"{kind}_world_size_{world}_rank_{rank}.pt"
+                name = shard.name if role == actor else f"critic/{shard.name}"
+                problems.append(f"{name} is missing" if not shard.exists() else _torch_archive_problem(shard))
     hf = actor / "huggingface"
     weights = sorted(hf.glob("*.safetensors"))
     if not (hf / "config.json").exists() or not weights:
