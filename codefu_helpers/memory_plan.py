@@ -30,6 +30,9 @@ no weights. It adds up, per device:
   reference live in host memory (FSDP2's CPUOffloadPolicy; verl's param/optimizer offload), so on the GPU only what is
   gathered for compute, the activations and the engine count; the host then holds the sharded state of its workers.
 - `rollout.tensor_parallel_size` > 1 (verl's engine): each vLLM rank holds 1/TP of the weights and of the KV cache.
+- PPO's critic (algorithm.adv_estimator=gae), colocated: its own training state (float32 master weights, gradients
+  and AdamW moments of the value model, sharded like the policy's; offloaded with it) stands beside the policy's in
+  every phase, and its update is a phase of its own: its gradients, gathered layers and activations (no logits).
 
 `trainer.engine: verl` is planned the same way: verl's FSDP workers keep float32 master weights with bf16 compute
 (the mapping in launch/verl_engine.py), gather what they compute with, and colocate vLLM with `free_cache_engine`
@@ -138,6 +141,12 @@ class ModelShape:
     @property
     def params(self) -> int:
         return self.layers * self.layer_params + self.root_params
+
+    @property
+    def value_model_params(self) -> int:
+        """The critic built on this decoder (policy_ops.value_model_from_lm): the layers, the embeddings, the final
+        norm and a one-output value head with its bias, no lm_head."""
+        return self.layers * self.layer_params + self.vocab * self.hidden + self.hidden + self.hidden + 1
 
     @property
     def largest_param(self) -> int:
@@ -319,7 +328,7 @@ class MemoryPlan:
         lines.append("  phases (peak " + ("per host" if self.device == "cpu" else "per GPU") + ", GiB):")
         for phase, total in self.peaks.items():
             parts = " + ".join(f"{k} {v / GIB:.2f}" for k, v in self.phases[phase].items() if v)
-            lines.append(f"    {phase:<12} {total / GIB:8.2f}   = {parts}"
+            lines.append(f"    {phase:<13} {total / GIB:8.2f}   = {parts}"
                          + (f" (x {self.workers_per_host} workers)" if self.workers_per_host > 1 else ""))
         if self.kv_capacity_tokens is not None:
             lines.append(f"  vLLM KV cache: {max(self.kv_capacity_tokens, 0):,} tokens "
@@ -397,6 +406,29 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
     comp["activations"] = act + tokens * root_per_token + logits
     comp["log-prob pass (no grad)"] = tokens * (per_token_layer + root_per_token) + logits
 
+    critic_shape = None
+    if cfg.uses_critic:  # the value model: the policy's decoder, or critic.model_path's
+        critic_shape = shape if cfg.critic.model_path is None else model_shape(cfg.critic.model_path, config_dir)
+        Pc = critic_shape.value_model_params
+        comp["critic master weights (fp32)"] = 4 * Pc // shard
+        comp["critic gradients (fp32)"] = 4 * Pc // shard
+        comp["critic AdamW moments (fp32)"] = 8 * Pc // shard
+        critic_layer = critic_shape.activation_bytes_per_token(c, autocast)
+        critic_root = critic_shape.vocab * critic_shape.hidden + critic_shape.hidden + critic_shape.hidden + 1
+        if sharded:
+            comp["critic gathered for compute"] = c * (critic_root + 2 * critic_shape.layer_params)
+            comp["critic backward: one layer's gradient"] = (c + 4) * critic_shape.layer_params
+        elif autocast:
+            comp["critic autocast weight copies"] = c * Pc
+        checkpointing = m.gradient_checkpointing if cfg.critic.gradient_checkpointing is None \
+            else cfg.critic.gradient_checkpointing
+        if checkpointing:
+            critic_act = tokens * (critic_shape.layers * c * critic_shape.hidden + critic_layer + c * critic_shape.hidden)
+        else:
+            critic_act = tokens * critic_shape.layers * critic_layer
+        comp["critic activations"] = critic_act + tokens * ((4 + 3 * c) * critic_shape.hidden if c < 4
+                                                            else 16 * critic_shape.hidden)
+
     reserve_gib = ASSUMED["cpu_reserve_gib" if device == "cpu" else "gpu_reserve_gib"]
     reserve = int(reserve_gib * GIB)
     engine_weights = c * P // tp
@@ -436,19 +468,25 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
         sync_engine = 0
     if offload:
         offloaded = per_node * (comp["master weights (fp32)"] + comp["gradients (fp32)"] + comp["AdamW moments (fp32)"]
-                                + comp.get("reference", 0))
+                                + comp.get("reference", 0) + comp.get("critic master weights (fp32)", 0)
+                                + comp.get("critic gradients (fp32)", 0) + comp.get("critic AdamW moments (fp32)", 0))
         notes.append(f"trainer.fsdp_cpu_offload: the sharded training state lives in host memory, "
                      f"{offloaded / GIB:.0f} GiB per host for its {per_node} workers; the optimizer step runs there")
     if device == "cuda":
-        host = per_node * (4 * P + (c * P if a.use_kl_loss else 0))
+        host = per_node * (4 * P + (c * P if a.use_kl_loss else 0)
+                           + (4 * critic_shape.value_model_params if critic_shape is not None else 0))
         notes.append(f"host memory: each of the {per_node} workers on a host loads the float32 model (and the "
-                     f"reference copy) before sharding, {host / GIB:.0f} GiB per host at the start"
+                     "reference copy" + (", and the critic's float32 copy" if critic_shape is not None else "")
+                     + f") before sharding, {host / GIB:.0f} GiB per host at the start"
                      + (f"; a sleeping vLLM keeps its weights there, {per_node * engine_weights / GIB:.0f} GiB"
                         if r.backend == "vllm" and r.enable_sleep_mode else ""))
     standing = {"master weights": comp["master weights (fp32)"], "AdamW moments": comp["AdamW moments (fp32)"],
                 "reference": comp.get("reference", 0), "reserve": reserve}
+    if critic_shape is not None:
+        standing["critic master weights"] = comp["critic master weights (fp32)"]
+        standing["critic AdamW moments"] = comp["critic AdamW moments (fp32)"]
     if offload:  # in host memory between uses: only the reserve stands on the GPU
-        standing = {"master weights": 0, "AdamW moments": 0, "reference": 0, "reserve": reserve}
+        standing = {k: (reserve if k == "reserve" else 0) for k in standing}
     gathered = comp.get("gathered for compute", 0) + comp.get("autocast weight copies", 0)
     phases = {
         "rollout": {**standing, "rollout engine (awake)": awake},
@@ -457,6 +495,14 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
                    "rollout engine (asleep)" if r.enable_sleep_mode else "rollout engine (awake)": asleep},
         "weight sync": {**standing, "rollout engine (sync)": sync_engine},
     }
+    if critic_shape is not None:  # between the values pass and the actor's update (asleep engine as the actor's)
+        phases["critic update"] = {
+            **standing, "critic gradients": 0 if offload else comp["critic gradients (fp32)"],
+            "critic gathered weights": comp.get("critic gathered for compute", 0)
+            + comp.get("critic autocast weight copies", 0),
+            "critic layer gradient": comp.get("critic backward: one layer's gradient", 0),
+            "critic activations": comp["critic activations"],
+            "rollout engine (asleep)" if r.enable_sleep_mode else "rollout engine (awake)": asleep}
     return MemoryPlan(config_name=cfg.name, shape=shape, device=device, device_bytes=device_bytes,
                       device_source=source, world_size=world, shard=shard, tokens_per_micro_batch=tokens,
                       components=comp, phases=phases, kv_capacity_tokens=kv_capacity, max_model_len=max_model_len,

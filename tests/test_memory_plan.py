@@ -149,3 +149,32 @@ def test_the_estimate_is_within_25_percent_of_a_measured_cpu_peak(tmp_path):
     assert abs(row["update_error"]) < 0.25, row
     assert row["adam_error"] == 0.0
     assert row["measured_update_mib"] > 100  # the measurement saw the update at all
+
+
+def test_ppo_counts_the_critics_training_state_and_its_update():
+    """algorithm.adv_estimator=gae: the critic's parameters are those of the value model the workers build (counted
+    here on the tiny model), 16 bytes each sharded like the policy's, standing in every phase; its update is a phase."""
+    from transformers import AutoModelForCausalLM
+
+    from codefu_helpers.policy_ops import value_model_from_lm
+    from codefu_helpers.tiny_model import resolve_model_path
+
+    tiny = model_shape("tiny://qwen2")
+    lm = AutoModelForCausalLM.from_pretrained(resolve_model_path("tiny://qwen2"))
+    assert tiny.value_model_params == sum(p.numel() for p in value_model_from_lm(lm, seed=0).parameters())
+
+    cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "codefu7b_stage2.yaml").with_overrides(
+        {"trainer.nnodes": 2, "trainer.fsdp_cpu_offload": False})
+    grpo_plan = memory_plan(cfg, device_memory_gib=141)
+    ppo_plan = memory_plan(cfg.with_overrides({"algorithm.adv_estimator": "gae"}), device_memory_gib=141)
+    seven = model_shape(SEVEN_B)
+    c = ppo_plan.components
+    assert c["critic master weights (fp32)"] == 4 * seven.value_model_params // 8
+    assert c["critic AdamW moments (fp32)"] == 8 * seven.value_model_params // 8
+    standing = c["critic master weights (fp32)"] + c["critic AdamW moments (fp32)"]
+    for phase in ("rollout", "update", "weight sync"):
+        assert ppo_plan.peaks[phase] == grpo_plan.peaks[phase] + standing, phase
+    update = ppo_plan.phases["critic update"]
+    assert update["critic gradients"] == c["critic gradients (fp32)"] and update["critic activations"] > 0
+    assert "critic update" not in grpo_plan.phases and ppo_plan.peak > grpo_plan.peak
+    assert "critic update" in ppo_plan.report()
