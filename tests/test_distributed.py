@@ -2,7 +2,8 @@
 
 - batching: samples dealt by tokens, micro-batches by token budget, equal micro-batch counts on every worker
 - one update on a fixed batch with 2 FSDP2 workers gives the weights (and logged numbers) of 1 worker, for the actor
-  and PPO's critic (values, value loss); their checkpoint resumes on 1 worker with the same actor and critic
+  and PPO's critic (values, value loss); their checkpoint resumes on 1 worker with the same actor and critic; the
+  critic on a Ray worker of its own (trainer.critic_gpus) gives the same weights too
 - a worker that raises stops the group at once with its error, instead of leaving the others in a collective; one
   that hangs is stopped at the deadline (trainer.worker_timeout_s), named with its phase
 - the CLI in bf16 at lr 1e-6: 2 workers for 2 steps, then `--resume` on 1 worker; float32 master weights in every
@@ -174,6 +175,29 @@ def test_an_update_on_two_workers_gives_the_weights_of_one_worker(ray_head, tmp_
         assert time.monotonic() - start < 60 and two.actors == []
     finally:
         two.close()
+    # the critic on a Ray worker of its own (trainer.critic_gpus=1: its own placement group and process group), the
+    # actor on another: the same values, critic and actor as the colocated run
+    separate = RayWorkerGroup(_config(1, "algorithm.adv_estimator=gae", "critic.lr=5e-5", "trainer.critic_gpus=1"),
+                              path, total_updates=2, critic_updates=2)
+    try:
+        critics = separate.critic_group
+        assert critics is not None and critics.world_size == 1 and critics.pg is not None and critics.pg != separate.pg
+        _, _, values_s, _ = _train_fixed_batch(separate)
+        separate.export(tmp_path / "separate")
+        separate.export_critic(tmp_path / "separate_critic")
+        separate.save(tmp_path / "separate_ckpt")
+        separate.load(tmp_path / "separate_ckpt")
+    finally:
+        separate.close()
+    assert {"dcp/__0_0.distcp", "critic/dcp/__0_0.distcp", "critic/scheduler.pt"} <= set(
+        folder_manifest(tmp_path / "separate_ckpt"))
+    for a, b in zip(values_1, values_s):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+    for folder, expected in (("separate_critic", critic_1), ("separate", weights_1)):
+        got = load_file(tmp_path / folder / "model.safetensors")
+        worst = max(float((expected[k] - got[k]).abs().max()) for k in got)
+        assert worst <= 1e-5, (folder, worst)
+
     written, shipped = folder_manifest(tmp_path / "written"), folder_manifest(tmp_path / "shipped")
     assert sorted(shipped) == sorted(written) and {"dcp/__0_0.distcp", "dcp/__1_0.distcp", "rng/rank_00001.pt",
                                                    "scheduler.pt", "model/model.safetensors", "critic/dcp/__0_0.distcp",
