@@ -289,3 +289,28 @@ def test_the_cli_trains_with_a_critic_free_estimator(tmp_path, estimator):
     assert [m["step"] for m in rows] == [1] and rows[0]["adv_estimator"] == estimator
     assert rows[0]["optimizer_steps"] == 2 and "value_loss" not in rows[0]
     assert (out / "model" / "model.safetensors").exists() and not (out / "critic").exists()
+
+
+def test_resume_refuses_what_would_break_the_critic_and_accepts_a_checkpoint_older_than_the_estimators(tmp_path):
+    from codefu_helpers.checkpoint import TrainerState, write_checkpoint
+    from codefu_helpers.config import ConfigError
+    from codefu_helpers.trainer import check_resume_config
+
+    grpo_cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "ci_tiny.yaml")
+    saved = grpo_cfg.to_dict()
+    for key in ("adv_estimator", "gamma", "lam"):  # a checkpoint written before these keys existed ran GRPO
+        del saved["algorithm"][key]
+    del saved["critic"]
+    old = write_checkpoint(tmp_path / "old", TrainerState(2, 4, None, saved), lambda folder: None)
+    assert check_resume_config(old, grpo_cfg) == []
+    with pytest.raises(ConfigError, match="algorithm.adv_estimator: 'grpo' -> 'gae': the checkpoint holds no critic"):
+        check_resume_config(old, grpo_cfg.with_overrides(["algorithm.adv_estimator=gae"]))
+    ppo = grpo_cfg.with_overrides(["algorithm.adv_estimator=gae"])
+    path = write_checkpoint(tmp_path / "ppo", TrainerState(2, 4, None, ppo.to_dict()), lambda folder: None)
+    assert check_resume_config(path, ppo.with_overrides(["trainer.critic_gpus=1"])) == []  # placement only
+    for override, fragment in (("critic.lr=1e-4", "critic.lr: 1e-05 -> 0.0001 would change the learning-rate"),
+                               ("trainer.critic_warmup=1", "trainer.critic_warmup: 0 -> 1"),
+                               ("critic.model_path=tiny://qwen2", "the checkpoint's critic was trained from the other")):
+        with pytest.raises(ConfigError) as info:
+            check_resume_config(path, ppo.with_overrides([override]))
+        assert fragment in str(info.value), (override, str(info.value))
