@@ -671,7 +671,13 @@ def remove_tree(path, keep_top=False):
     changed underneath cannot redirect it elsewhere. A mount point inside is not entered. Raises OSError when
     something could not be removed."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    top = os.open(path, flags)
+    try:
+        top = os.open(path, flags)
+    except PermissionError:  # mode 000 and we are not root: its owner (us) may give itself its rights back
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            raise
+        os.chmod(path, 0o700)
+        top = os.open(path, flags)
     top_stat = os.fstat(top)
     cur = top
     stack = [(None, top_stat.st_dev, top_stat.st_ino, os.listdir(top))]  # (name in parent, dev, ino, to do)
