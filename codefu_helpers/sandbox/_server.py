@@ -17,7 +17,7 @@ Processes, so that no program starts from memory that ever held another sample's
            the next sample it hands that request's header back to the zygote and exits; the zygote forks a fresh
            one, which reads on. So a program finds in its memory only its own sample (its input, its source, its
            earlier tests' outputs), never a sibling's.
-  referee  root and container modes: the process the host started, the zygote's parent (see the seccomp section).
+  referee  root and container modes: a child the server forks before any filter (see the seccomp section).
 
 Per test the sample process forks a child that sets rlimits, drops to a non-root uid with no capabilities, keeps
 the seccomp filters it inherited (userns mode: attaches its own), arms a CPU timer (ITIMER_PROF: the exact
@@ -161,11 +161,11 @@ def drop_all_capabilities():
 # New processes. A program must not start one: a child would run outside its CPU timer and memory limit. The
 # compiler may (g++ runs cc1plus and as, and waits for them). Attaching a filter per run to tell the two apart
 # costs the kernel some 0.3 ms -- a tenth of a Python test -- so in the root and container modes no run attaches
-# one: the process the host started becomes a *referee* that forks the server and takes the other end of a
-# seccomp user notification: the server (the zygote to be) attaches, once, the deny list ("base", EPERM) and a
-# notifier that hands every fork, vfork and clone without CLONE_THREAD to the referee, which lets it proceed when
-# the caller is the zygote or a sample process (root) or the run in progress is a compile, and answers EPERM
-# otherwise. Threads never reach it. Every run inherits both filters. In "userns" mode the server must create namespaces for each run,
+# one: the server forks a *referee* and takes out a seccomp user notification for it: the server (the zygote to
+# be) attaches, once, a notifier that hands every fork, vfork and clone without CLONE_THREAD to the referee, and
+# then the deny list ("base", EPERM). The referee lets a fork proceed when the caller is the zygote or a sample
+# process (root) or the run in progress is a compile, and answers EPERM otherwise. Threads never reach it. Every
+# run inherits both filters. In "userns" mode the server must create namespaces for each run,
 # which the deny list refuses, so there each run attaches one whole filter itself, as the judge always did:
 # "program" (base + no new process) or "base" for the compiler. "no_writes" (the container tier without
 # Landlock) is attached by each program run on top: no open for writing, no call that creates, removes or renames
@@ -176,10 +176,7 @@ def drop_all_capabilities():
 # 64-bit arguments correctly and kills calls made through another ABI (x32 and i386 on x86_64). The server asks
 # it for the BPF programs once; a run attaches one with a single prebuilt call (see `seccomp_attacher`).
 
-try:
-    import seccomp
-except ImportError:  # reported by the server's hello, and by the judge as a start-up error
-    seccomp = None
+seccomp = None  # libseccomp's bindings: imported by the short-lived process that writes the filters (below)
 
 DENIED_SYSCALLS = (
     "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
@@ -201,29 +198,52 @@ FILE_WRITE_DENIED = ("creat", "mkdir", "mkdirat", "mknod", "mknodat", "link", "l
 AF_UNIX = 1
 CLONE_NEW_FLAGS = (CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWUTS, CLONE_NEWNET, CLONE_NEWCGROUP)
 _CLONE_FLAGS_ARG = {"s390": 1, "s390x": 1}  # clone(flags, ...) everywhere but s390, where the stack comes first
-FILTER_ROLES = ("base", "program", "no_writes")
+FILTER_ROLES = ("base", "program", "no_writes", "notifier")
 
 
 def seccomp_programs():
     """The filters of FILTER_ROLES as the bytes of `struct sock_filter` arrays, built by libseccomp for this
     machine. Returns ({role: program}, names libseccomp does not know on this machine: not filtered, reported in
-    the hello)."""
-    if seccomp is None:
-        raise RuntimeError("libseccomp's Python bindings are missing for /usr/bin/python3: install them with "
-                           "`apt-get install python3-seccomp` (scripts/setup_system.sh does), or start the judge "
-                           "with seccomp=False")
-    unknown = []
-    programs = {}
-    for role in FILTER_ROLES:
-        filt = _filter(role, unknown)
-        fd = os.memfd_create("seccomp", os.MFD_CLOEXEC)
+    the hello).
+
+    libseccomp works in a child process that exits when done: what it allocates (and the library itself) never
+    weighs on the server, whose every page each run's fork copies."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
         try:
-            with open(fd, "wb", closefd=False) as fh:
-                filt.export_bpf(fh)
-            programs[role] = os.pread(fd, 1 << 20, 0)
-        finally:
-            os.close(fd)
-    return programs, sorted(set(unknown))
+            global seccomp
+            import seccomp
+            unknown, programs = [], {}
+            for role in FILTER_ROLES:
+                filt = _notifier() if role == "notifier" else _filter(role, unknown)
+                fd = os.memfd_create("seccomp", os.MFD_CLOEXEC)
+                with open(fd, "wb", closefd=False) as fh:
+                    filt.export_bpf(fh)
+                programs[role] = os.pread(fd, 1 << 20, 0).hex()
+            answer = {"programs": programs, "unknown": sorted(set(unknown))}
+        except ImportError:
+            answer = {"error": "libseccomp's Python bindings are missing for /usr/bin/python3: install them with "
+                               "`apt-get install python3-seccomp` (scripts/setup_system.sh does), or start the "
+                               "judge with seccomp=False"}
+        except BaseException as exc:
+            answer = {"error": f"building the seccomp filters failed: {type(exc).__name__}: {exc}"}
+        _write_all(write_end, json.dumps(answer).encode())
+        os._exit(0)
+    os.close(write_end)
+    text = b""
+    while True:
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        text += chunk
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    answer = json.loads(text or b'{"error": "the process building the seccomp filters died"}')
+    if "error" in answer:
+        raise RuntimeError(answer["error"])
+    return {role: bytes.fromhex(hexed) for role, hexed in answer["programs"].items()}, answer["unknown"]
 
 
 def _add(filt, action, name, unknown, *args):
@@ -265,9 +285,8 @@ def _filter(role, unknown):
     return filt
 
 
-def fork_notifier():
-    """The notifier (see above), as a libseccomp object: `load()` attaches it to the calling process, and
-    `get_notify_fd()` then gives the descriptor its notifications arrive on."""
+def _notifier():
+    """The notifier (see above): fork, vfork and clone without CLONE_THREAD go to whoever holds its descriptor."""
     filt = seccomp.SyscallFilter(seccomp.ALLOW)
     filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
     for name in PROCESS_CALLS:
@@ -296,10 +315,24 @@ def seccomp_attacher(program):
     return attach
 
 
-def install_seccomp(program):
-    """Sets no-new-privs and attaches `program` to the calling process."""
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
-    seccomp_attacher(program)()
+_SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER = 1, 8
+
+
+def attach_notifier(program):
+    """Attaches the notifier filter to the calling process; returns the descriptor its notifications arrive on."""
+    number = _SYS_SECCOMP.get(os.uname().machine)
+    if number is None:
+        raise RuntimeError(f"the fork notifier knows the seccomp system call's number on x86_64 and aarch64 only, "
+                           f"not on {os.uname().machine}")
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    fd = LIBC.syscall(ctypes.c_long(number), ctypes.c_uint(SECCOMP_SET_MODE_FILTER),
+                      ctypes.c_uint(SECCOMP_FILTER_FLAG_NEW_LISTENER), ctypes.byref(prog))
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER): {os.strerror(err)}")
+    return fd
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -785,7 +818,7 @@ def _open_artifact(path, limit, owner=None):
     return fd, info.st_size
 
 
-def _write_file(directory, name, fd_source=None):
+def _write_file(directory, name):
     """Creates `name` in `directory` for the compiler (never following a link a program may have planted)."""
     return os.open(os.path.join(directory, os.path.basename(name)),
                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -821,9 +854,7 @@ def _wait_draining(pid, deadline, stderr):
 
 
 class Server:
-    def __init__(self, config, referee=None, compiling=None):
-        """referee, compiling: root and container modes, the socket to the referee process (see the seccomp
-        section) and the page shared with it, whose first byte says that a compile runs."""
+    def __init__(self, config):
         self.mode = config["mode"]
         if self.mode not in ("root", "userns", "container", "none"):
             raise ValueError(f"unknown mode {self.mode!r}")
@@ -847,8 +878,9 @@ class Server:
         if self.mode != "none" and config.get("seccomp", True):
             self.filters, self.seccomp_unknown = seccomp_programs()
         self.attachers = {}      # per role the filter a run attaches itself
-        self.refereed = False    # forks are refereed (root and container modes)
-        self.compiling = compiling
+        self.referee = None      # root and container modes: the pid of the process that referees forks
+        self.compiling = None    # ... and the page shared with it: byte 0 set while a compile runs, bytes 4-7
+        #                            the current sample process's pid
         self.source, self.compiled = None, None  # a sample process: its program, compiled once
         self.stderr_used = False  # the last run wrote to stderr: its memfds need emptying
         # memfds every run reuses (emptied first): its stdin, the Python source, stdout, the two halves of stderr
@@ -881,12 +913,13 @@ class Server:
                 self.attachers = {"program": seccomp_attacher(self.filters["program"]),
                                   "compiler": seccomp_attacher(self.filters["base"])}
             else:
-                self._hand_forks_to(referee)
+                self._start_referee()
                 seccomp_attacher(self.filters["base"])()  # the server needs none of it; every run inherits it
                 if self.writes_refused:
                     self.attachers = {"program": seccomp_attacher(self.filters["no_writes"])}
         gc.collect()
         gc.freeze()  # forked children then leave the preloaded objects' pages shared
+        LIBC.malloc_trim(0)  # what set-up freed goes back: every fork copies fewer page-table entries
 
     def _init_container(self):
         """Container mode: no namespaces. The server stays root (it must setuid, kill and clean up) and each run
@@ -919,17 +952,25 @@ class Server:
         else:  # nothing keeps programs out of world-writable directories: their filter refuses every write
             self.writes_refused = True
 
-    def _hand_forks_to(self, referee):
-        """Attaches the fork notifier and sends the referee its descriptor."""
-        if referee is None or self.compiling is None:
-            raise RuntimeError(f"{self.mode} mode forks through a referee: start this file as a script")
-        notifier = fork_notifier()
-        notifier.load()
-        listener = notifier.get_notify_fd()
-        socket.send_fds(referee, [b"notifier"], [listener])
+    def _start_referee(self):
+        """Forks the referee (before any filter: its own forks must not need it), attaches the fork notifier and
+        hands the referee the notifier's descriptor."""
+        import mmap
+        self.compiling = mmap.mmap(-1, 8)  # MAP_SHARED: the referee sees what this process writes
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            theirs.close()
+            try:
+                _referee(mine, self.compiling)
+            finally:
+                os._exit(1)
+        mine.close()
+        listener = attach_notifier(self.filters["notifier"])
+        socket.send_fds(theirs, [struct.pack("<i", os.getpid())], [listener])  # before "base" refuses sendmsg
         os.close(listener)
-        referee.close()
-        self.refereed = True
+        theirs.close()
+        self.referee = pid
 
     def program_dir(self):
         """A program's working, home and temporary directory (empty, and not writable for it)."""
@@ -1523,57 +1564,27 @@ NOTIF_RECV, NOTIF_SEND, NOTIF_ID_VALID = 0xC0502100, 0xC0182101, 0x40082102
 NOTIF_CONTINUE = 1
 
 
-def referee_then_serve(config):
-    """The process the host started forks the server, then referees its forks: see the seccomp section."""
-    import mmap
-    # MAP_SHARED with the server: byte 0 is set while a compile runs, bytes 4-7 hold the sample process's pid
-    compiling = mmap.mmap(-1, 8)
-    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    pid = os.fork()
-    if pid == 0:
-        mine.close()
-        try:
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            Server(config, referee=theirs, compiling=compiling).serve()
-        except BaseException:
-            traceback.print_exc()
-            os._exit(1)
-        os._exit(0)
-    theirs.close()
-    os.close(0)  # the control pipes are the server's
-    os.close(1)
-    _referee(mine, pid, compiling)
-
-
-def _referee(sock, server, compiling):
-    """Answers every fork notification of the server and its runs until the server exits, then exits as it did."""
+def _referee(sock, compiling):
+    """Answers every fork notification of the server and its runs until the server exits."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the server gone: so are we
     prctl(PR_SET_DUMPABLE, 0)
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the host's worker thread went away: so do we
-    try:
-        _, fds, _, _ = socket.recv_fds(sock, 256, 1)
-    except OSError:
-        fds = []
+    message, fds, _, _ = socket.recv_fds(sock, 16, 1)
     sock.close()
-    if not fds:  # the server failed before it attached its filters (its error is in the log)
-        _, status = os.waitpid(server, 0)
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF or 1)
-    listener, server_gone = fds[0], os.pidfd_open(server)
+    if not fds:
+        os._exit(1)
+    (server,), listener = struct.unpack("<i", message), fds[0]
     request = bytearray(80)
     while True:
-        ready = select.select([listener, server_gone], [], [])[0]
-        if server_gone in ready:
-            _, status = os.waitpid(server, 0)
-            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         request[:] = bytes(80)  # the kernel wants it zeroed
         try:
             fcntl.ioctl(listener, NOTIF_RECV, request)
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.EINTR):  # the caller was killed meanwhile
                 continue
-            raise
+            os._exit(0)  # every process with the filter is gone
         notification, pid = struct.unpack_from("<QI", request)
-        # the zygote, the sample process, a compile's processes; else (the sample process may be younger than the
-        # pid the zygote wrote) any root process: a program runs as its slot's uid, and forks nothing before that
+        # the server or its sample process, a compile's processes; else (the sample process may be younger than
+        # the pid the server wrote) any root process: a program runs as its slot's uid, and forks nothing before
         allowed = pid == server or compiling[0] == 1 or pid == struct.unpack_from("<I", compiling, 4)[0]
         if not allowed and _real_uid(pid) == 0:
             try:  # that uid was the caller's, not a later process's with its pid
@@ -1590,8 +1601,4 @@ def _referee(sock, server, compiling):
 
 
 if __name__ == "__main__":
-    _config = json.loads(sys.argv[1])
-    if _config["mode"] in ("root", "container") and _config.get("seccomp", True) and seccomp is not None:
-        referee_then_serve(_config)
-    else:
-        Server(_config).serve()
+    Server(json.loads(sys.argv[1])).serve()

@@ -71,8 +71,8 @@ from queue import Queue
 from . import cpp
 from .checker import outputs_match
 from .isolation import (DEFAULT_PYTHON, TIER_OF_MODE, SandboxProcess, SandboxUnavailableError, WorkerCrashed,
-                        check_python, host_landlock_abi, kill_processes_of_uids, remove_tree, resolve_isolation,
-                        server_command)
+                        check_python, compile_server, host_landlock_abi, kill_processes_of_uids, remove_tree,
+                        resolve_isolation, server_command)
 from .results import SampleResult, Submission, TestResult, Verdict, normalize_language
 
 log = logging.getLogger(__name__)
@@ -162,7 +162,7 @@ class _Worker(threading.Thread):
             os.chown(self.slot_dir, self.uid, self.uid)
             config.update(scratch=str(self.slot_dir), run_dir=str(judge._run_dir))
             config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge._cache_view)}
-        argv = server_command(judge.mode, judge.python, config, judge._bin_dir, judge.cache_root)
+        argv = server_command(judge.mode, judge.python, config, judge._bin_dir, judge.cache_root, judge._server)
         self.server = SandboxProcess(argv, self.log_path, run_as=judge._run_as)
         if old_slot is not None and old_slot.exists():  # the new server killed what the old uid left running
             try:
@@ -289,6 +289,7 @@ class Judge:
         (self._scratch / "none-mode").mkdir(mode=0o755)
         self._run_dir = self._scratch / "run"  # container tier: programs' working directory, empty, read-only
         self._run_dir.mkdir(mode=0o755)
+        self._server = compile_server(self.python, self._scratch)
         # container tier: the precompiled header as the slots' uids can reach it (~root is closed to them)
         self._cache_view = self._scratch / "cache-view"
         self._cache_view.mkdir(mode=0o755)

@@ -1,11 +1,15 @@
-"""The escape battery: programs that try to break out of, abuse or outlive the judge, and host-side checks.
+"""The probe battery: programs that try to break out of, abuse or outlive the judge (`PROBES`), or to get OK
+without solving the problem (`INTEGRITY_PROBES`), and host-side checks.
 
 Each probe is a real program run through a real `Judge`. Whether it was *contained* is decided here on the
 host, from evidence the program cannot forge where that is possible: a TCP listener on the host and abstract
 AF_UNIX sockets that must receive nothing, host files that must not appear (the judge's own directories and its
 other workers' scratch directories included), host processes that must not exist after the run, a secret in the
 host environment that must not show up in anything the program printed, and the judge still answering
-afterwards. The same battery runs against every isolation tier. Notebook 02 prints the table;
+afterwards. An integrity probe's test expects what its attack would print, so that OK means the attack worked:
+its check is "not OK", with evidence of its own (a memory scan that must find its own freed canary, a sibling's
+answer that must not appear, a concurrent honest sample that must stay OK). After every probe, honest samples on
+every worker must still be OK. The same battery runs against every isolation tier. Notebook 02 prints the table;
 tests/test_sandbox_escape.py asserts every row.
 
     from codefu_helpers.sandbox import Judge
