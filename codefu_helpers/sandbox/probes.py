@@ -568,13 +568,20 @@ int main() {
 }
 """
 
-_THREAD_CPU_PY = """
+# {count} threads each doing {work}, then the answer
+_THREADS_PY = """
 import threading, time
-def burn():
+blocks = []
+def burn():  # 0.6 s of CPU
     start = time.thread_time()
     while time.thread_time() - start < 0.6:
         pass
-threads = [threading.Thread(target=burn) for _ in range(4)]  # 2.4 s of CPU against a 1 s limit
+def hold():  # 50 MiB, written to
+    block = bytearray(50 << 20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    blocks.append(block)
+threads = [threading.Thread(target={work}) for _ in range({count})]
 for t in threads:
     t.start()
 for t in threads:
@@ -596,22 +603,6 @@ for _ in range(3):  # 360 MiB in all against a 64 MiB limit
     children.append(pid)
 for pid in children:
     os.waitpid(pid, 0)
-print({answer!r})
-"""
-
-_THREAD_MEMORY_PY = """
-import threading
-blocks = []
-def hold():
-    block = bytearray(50 << 20)
-    for i in range(0, len(block), 4096):
-        block[i] = 1
-    blocks.append(block)
-threads = [threading.Thread(target=hold) for _ in range(3)]  # 150 MiB in all against a 64 MiB limit
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
 print({answer!r})
 """
 
@@ -864,12 +855,12 @@ INTEGRITY_PROBES: list[IntegrityProbe] = [
     IntegrityProbe("CPU time in child processes (C++)", "cpp", "the same from C++",
                    lambda c: _CHILD_CPU_CPP.replace("ANSWER", _answer(c)), _check_not_ok("children")),
     IntegrityProbe("CPU time in threads", "python", "4 threads burn 2.4 s of CPU against a 1 s limit",
-                   lambda c: _THREAD_CPU_PY.format(answer=_answer(c)), _check_not_ok("threads")),
+                   lambda c: _THREADS_PY.format(work="burn", count=4, answer=_answer(c)), _check_not_ok("threads")),
     IntegrityProbe("memory in child processes", "python", "3 children hold 120 MiB each under a 64 MiB limit",
                    lambda c: _CHILD_MEMORY_PY.format(answer=_answer(c)), _check_not_ok("children"),
                    time_limit=2.0),
     IntegrityProbe("memory in threads", "python", "3 threads hold 50 MiB each under a 64 MiB limit",
-                   lambda c: _THREAD_MEMORY_PY.format(answer=_answer(c)), _check_not_ok("threads"),
+                   lambda c: _THREADS_PY.format(work="hold", count=3, answer=_answer(c)), _check_not_ok("threads"),
                    time_limit=2.0, memory_limit_bytes=64 << 20),
     IntegrityProbe("memory in memfds", "python", "40 memfds hold 600 MiB under a 64 MiB limit",
                    lambda c: _MEMFD_MEMORY_PY.format(answer=_answer(c)), _check_not_ok("memfds"), time_limit=2.0),
