@@ -431,10 +431,11 @@ PROBES: list[Probe] = [
     Probe("fork bomb", "python", "fork forever", lambda c: _FORK_BOMB_PY, lambda c: [("", "")], _check_fork_bomb),
     Probe("fork bomb (C++)", "cpp", "fork forever from C++", lambda c: _FORK_BOMB_CPP, lambda c: [("", "")],
           _check_fork_bomb),
+    # stopped by its memory limit -- or, where page faults crawl (a loaded machine), by its CPU limit first
     Probe("memory bomb", "python", "allocate 50 MB chunks forever", lambda c: _MEMORY_BOMB_PY,
-          lambda c: [("", "")], _check_verdict(Verdict.MLE)),
+          lambda c: [("", "")], _check_verdict(Verdict.MLE, Verdict.TLE)),
     Probe("memory bomb (C++)", "cpp", "allocate 50 MB vectors forever", lambda c: _MEMORY_BOMB_CPP,
-          lambda c: [("", "")], _check_verdict(Verdict.MLE)),
+          lambda c: [("", "")], _check_verdict(Verdict.MLE, Verdict.TLE)),
     Probe("infinite loop", "python", "spin forever", lambda c: _LOOP_PY, lambda c: [("", "")],
           _check_verdict(Verdict.TLE)),
     Probe("infinite loop (C++)", "cpp", "spin forever in C++", lambda c: _LOOP_CPP, lambda c: [("", "")],
@@ -972,8 +973,9 @@ def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
             if isinstance(probe, IntegrityProbe):
                 results = _run_integrity_probe(probe, ctx, judge)
                 contained, evidence = probe.check(results, ctx, judge)
-                # the verdict shown: an OK if any run got one (the attack worked there), else the first run's
-                result = next((r for r in results if r.verdict is Verdict.OK), results[0])
+                # the verdict shown: an OK if any of its runs got one (the attack worked there), else the first's
+                own = results[:1] if probe.next_to is not None else results  # (not the honest one next to it)
+                result = next((r for r in own if r.verdict is Verdict.OK), results[0])
                 kind = "integrity"
             else:
                 result = judge.run(probe.language, probe.source(ctx), probe.tests(ctx), probe.time_limit,
