@@ -131,3 +131,19 @@ def test_a_server_whose_clean_up_fails_is_replaced_and_the_verdict_stands(caplog
             assert worker.server.alive
         finally:
             subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_rays_temp_directories_sit_behind_a_private_one(tmp_path):
+    """Ray makes the temp dir it is given, and the session, socket and log directories in it, 0777: the project's
+    Ray heads give it a directory inside a private one (0700), so no judged program (another uid) reaches them.
+    (workers.group.LocalRayHead does the same with $CODEFU_RAY_TMPDIR, default <tmp>/codefu_ray.)"""
+    from codefu_helpers.launch.cluster import RayNode
+
+    parent = tmp_path / "cfray"
+    node = RayNode(host="algo-1", ip="127.0.0.1", port=6379, head=True, log_path=tmp_path / "ray.log",
+                   temp_dir=str(parent))
+    argv = node.command()
+    assert argv[argv.index("--temp-dir") + 1] == str(parent / "ray")
+    parent.mkdir(mode=0o777)
+    private_directory(parent)  # what start() does first
+    assert parent.stat().st_mode & 0o777 == 0o700
