@@ -235,6 +235,15 @@ def test_bad_input_is_reported_before_anything_is_uploaded(python_split, no_cred
     assert not (tmp_path / "source").exists() and not (tmp_path / "inputs").exists(), "nothing staged or uploaded"
 
 
+def test_the_simulations_gpu_less_hosts_render_without_a_memory_plan(python_split, no_credentials, tmp_path):
+    from codefu_helpers.launch.sagemaker_job import LaunchConfig, launch
+
+    plan = launch(_cfg(python_split), LaunchConfig(role=ROLE, bucket="codefu-test-bucket", instance_type="local",
+                                                  instance_count=2), work_dir=tmp_path)
+    assert plan.memory is None
+    assert any("no memory plan: instance_type='local'" in n for n in plan.notes), plan.notes
+
+
 @pytest.mark.parametrize("override, message", [
     ({"model.path": "runs/nowhere/model"}, "model.path='runs/nowhere/model' does not exist here"),
     ({"model.path": "s3://bucket"}, "is not an S3 prefix"),

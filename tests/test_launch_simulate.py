@@ -6,9 +6,9 @@ The spot run is the issue's acceptance command: 2 hosts, ci_tiny, 4 steps, SIGTE
 logged, restart on fresh disks restored from S3; every step is logged once (the stop saved the step in progress) and
 the model SageMaker would upload loads. The upload run loses the job while a checkpoint uploads (its completeness
 marker in S3, its files not): the restart passes over that checkpoint for the last complete one. Hosts have no
-bubblewrap (the stock DLC has none); until `CODEFU_JUDGE_ISOLATION=auto` chooses the container tier by itself, the
-job's environment asks for it. The SIGTERM control runs the SDK's own driver template in a PID namespace with and
-without `exec`: without it, the shell that is PID 1 drops SIGTERM and nothing would save.
+bubblewrap (the stock DLC has none): the job's `CODEFU_JUDGE_ISOLATION=auto` takes the container tier. The
+SIGTERM control runs the SDK's own driver template in a PID namespace with and without `exec`: without it, the
+shell that is PID 1 drops SIGTERM and nothing would save.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 CI_TINY = str(REPO / "configs" / "ci_tiny.yaml")
-CONTAINER_TIER = {"CODEFU_JUDGE_ISOLATION": "container"}  # "auto" picks it without bwrap once issue 18 lands
 
 
 def test_head_and_worker_ray_commands(tmp_path):
@@ -156,7 +155,7 @@ def spot_run(tmp_path_factory, python_split):
     summary = simulate(CI_TINY, out, hosts=2, overrides=_data(python_split) + ["trainer.nnodes=2",
                                                                                "trainer.total_steps=4"],
                        spot_interrupt_after_step=2, grace_seconds=120, dashboard=False, join_timeout=420,
-                       timeout=1500, job_environment=CONTAINER_TIER)
+                       timeout=1500)
     print(f"spot run: {summary['seconds']} s, attempts {[(a['steps'], a['exit_codes']) for a in summary['attempts']]}")
     return out, summary
 
@@ -230,8 +229,7 @@ def test_a_restart_after_a_lost_upload_resumes_from_the_last_complete_checkpoint
     summary = simulate(CI_TINY, tmp_path, hosts=1, overrides=_data(python_split) + ["trainer.total_steps=2",
                                                                                    "trainer.test_freq=0",
                                                                                    "data.val_path=null"],
-                       interrupt_upload_at_step=2, dashboard=False, join_timeout=300, timeout=1200,
-                       job_environment=CONTAINER_TIER)
+                       interrupt_upload_at_step=2, dashboard=False, join_timeout=300, timeout=1200)
     first, second = summary["attempts"]
     assert first["interrupted"] == "upload" and first["steps"] == [1, 2]
     assert second["exit_codes"] == {"algo-1": 0} and second["steps"] == [2], summary
@@ -247,8 +245,7 @@ def test_a_host_that_never_starts_fails_the_job_naming_it(tmp_path, python_split
 
     join_timeout = 30
     summary = simulate(CI_TINY, tmp_path, hosts=2, start_hosts=1, join_timeout=join_timeout, timeout=600,
-                       dashboard=False, overrides=_data(python_split) + ["trainer.nnodes=2"],
-                       job_environment=CONTAINER_TIER)
+                       dashboard=False, overrides=_data(python_split) + ["trainer.nnodes=2"])
     assert summary["exit_codes"] == {"algo-1": 2}, summary
     failure = summary["failures"]["algo-1"]
     assert "algo-2 never joined" in failure and f"after {join_timeout} s" in failure

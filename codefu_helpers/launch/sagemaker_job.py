@@ -219,9 +219,13 @@ def model_source(path: str) -> dict[str, str]:
 
 def job_memory_plan(jcfg: ExperimentConfig, itype, instance_count: int, notes: list[str]):
     """The job's per-GPU memory plan (check_launch refuses one that does not fit), or None with a note when the
-    model's shape cannot be known before the job starts (an s3:// model, an uncached hub id)."""
+    model's shape cannot be known before the job starts (an s3:// model, an uncached hub id) or the hosts are the
+    simulation's (no GPU)."""
     from ..memory_plan import UnknownModelShape, memory_plan
 
+    if itype is LOCAL:  # the simulation's hosts train on CPU: there is no GPU memory to plan
+        notes.append("no memory plan: instance_type='local' simulates hosts without a GPU")
+        return None
     try:
         return memory_plan(jcfg, device_memory_gib=itype.gpu_memory_gib, world_size=instance_count * itype.gpus,
                            gpus_per_node=itype.gpus)
@@ -269,7 +273,7 @@ def check_launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool =
                             f"{cfg.algorithm.ppo_mini_batch_size} x {cfg.rollout.n} = {samples} samples evenly; use "
                             + (f"instance_count in {fits}" if fits else "a mini-batch that is a multiple of "
                                f"{itype.gpus} samples"))
-    if itype is not None and lc.instance_count >= 1:  # a config whose memory plan cannot fit is refused here
+    if itype is not None and itype is not LOCAL and lc.instance_count >= 1:  # a plan that cannot fit is refused
         from ..memory_plan import plan_problems
 
         problems += plan_problems(cfg, itype.gpu_memory_gib, lc.instance_count, itype.gpus)

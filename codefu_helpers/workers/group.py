@@ -42,6 +42,7 @@ import numpy as np
 
 from ..grpo import SUMMED_LOSS_METRICS
 from ..rollout import Group, SamplingParams
+from ..sandbox.isolation import private_directory
 from .batching import balance_by_tokens, equal_counts, micro_batches, sample_tokens
 from .judge import LocalJudgePool, RayJudgePool, pool_size
 from .worker import Worker, folder_manifest, write_chunk
@@ -465,7 +466,8 @@ def init_ray(cfg):
 class LocalRayHead:
     """A Ray head on this machine for one run: `ray start --head --block` in a child process (its own process group),
     then `ray.init` on it. Its ports are picked free here and its session lives in its own folder
-    ($CODEFU_RAY_TMPDIR, default <tmp>/codefu_ray), so it never meets another Ray on the machine; `stop()` ends
+    ($CODEFU_RAY_TMPDIR, default <tmp>/codefu_ray, private to this user), so it never meets another Ray on the machine
+    and judged programs never reach it; `stop()` ends
     this head's process group and nothing else (never `ray stop`, which would end every Ray on the machine).
 
     The raylet gives its Python agents some 30 s to start and aborts when they are late, which a busy machine
@@ -486,14 +488,16 @@ class LocalRayHead:
     def __init__(self, num_cpus: int):
         import ray
 
-        temp_dir = Path(os.environ.get("CODEFU_RAY_TMPDIR") or os.path.join(tempfile.gettempdir(), "codefu_ray"))
-        temp_dir.mkdir(parents=True, exist_ok=True)
+        # Ray makes its temp dir (and the sessions, sockets and logs in it) 0777: it gets one inside a private parent
+        parent = private_directory(os.environ.get("CODEFU_RAY_TMPDIR") or os.path.join(tempfile.gettempdir(),
+                                                                                         "codefu_ray"))
+        temp_dir = parent / "ray"
         dashboard = os.environ.get("CODEFU_RAY_DASHBOARD", "1") != "0"
         self.process = None
         for attempt in range(1, self.ATTEMPTS + 1):
             dashboard = dashboard and attempt == 1
             gcs, dashboard_port, metrics, client, agent_grpc, agent_http, runtime_env = _free_ports(7)
-            self.log = temp_dir / f"head_{gcs}.log"
+            self.log = parent / f"head_{gcs}.log"
             command = [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--block",
                        "--disable-usage-stats", "--no-monitor", "--node-ip-address=127.0.0.1", f"--port={gcs}",
                        f"--num-cpus={num_cpus}", f"--temp-dir={temp_dir}", f"--metrics-export-port={metrics}",
