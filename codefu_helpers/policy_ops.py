@@ -193,7 +193,7 @@ def load_value_model(path: str, *, seed: int, gradient_checkpointing: bool = Fal
     try:
         model, info = AutoModelForTokenClassification.from_pretrained(
             folder, config=_value_config(config), dtype=torch.float32, output_loading_info=True)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:  # OSError: no weights there
         raise ValueError(f"critic.model_path={path!r} cannot be loaded as a value model (an HF causal LM or a "
                          f"token-classification model with one label): {exc}") from None
     head = value_head(model)

@@ -264,24 +264,10 @@ class GRPOTrainer:
         items = {i: {"sample": s, "keep": keep[i], "advantages": token_advantages[i, :len(s.response_ids)],
                      "old": old[i], "ref": ref[i], "is_weight": is_weights[i] if is_weights is not None else None}
                  for i, s in enumerate(samples)}
-        per_update: dict[str, list[float]] = {}  # one value per optimizer update (mini-batch), averaged at the end
-        grad_norms, lrs, nonfinite = [], [], 0
         t1 = time.perf_counter()
-        order_rng = torch.Generator().manual_seed(self.seed * 7_919 + self.step_done)
-        for _ in range(alg.ppo_epochs):
-            order = torch.randperm(len(samples), generator=order_rng).tolist()
-            for m_lo in range(0, len(order), mini):
-                mini_idx = order[m_lo:m_lo + mini]
-                # every micro-batch on every worker divides by the whole mini-batch's token (or sample) count
-                norms = grpo.loss_normalisers(
-                    pack([samples[i] for i in mini_idx], 0, "cpu", [keep[i] for i in mini_idx]).response_mask)
-                out = self.workers.update(items, mini_idx, norms)
-                for k, v in grpo.mini_batch_metrics(out["micro"], norms["total_tokens"]).items():
-                    per_update.setdefault(k, []).append(v)
-                nonfinite += not out["finite"]  # a non-finite gradient skipped this optimizer step: say so
-                lrs.append(out["lr"])  # the rate this update used
-                grad_norms.append(out["grad_norm"])
-        metrics.update({k: float(np.mean(v)) for k, v in per_update.items()})
+        means, grad_norms, lrs, nonfinite = self._mini_batch_updates(self.workers.update, items, samples, keep, mini,
+                                                                     alg.ppo_epochs, self.seed * 7_919)
+        metrics.update(means)
         metrics["nonfinite_grad_steps"] = nonfinite
         metrics["grad_norm"] = float(np.mean(grad_norms)) if grad_norms else 0.0
         metrics["lr"] = float(np.mean(lrs)) if lrs else 0.0
@@ -306,27 +292,38 @@ class GRPOTrainer:
                    "value_explained_var": estimators.explained_variance(returns, values, mask)}
         items = {i: {"sample": s, "keep": keep[i], "values": values[i, :len(s.response_ids)],
                      "returns": returns[i, :len(s.response_ids)]} for i, s in enumerate(samples)}
-        per_update: dict[str, list[float]] = {}
-        grad_norms, lrs, nonfinite = [], [], 0
-        order_rng = torch.Generator().manual_seed(self.seed * 7_919 + 104_729 + self.step_done)  # not the actor's order
-        for _ in range(cfg.critic_epochs):
-            order = torch.randperm(len(samples), generator=order_rng).tolist()
-            for m_lo in range(0, len(order), mini):
-                mini_idx = order[m_lo:m_lo + mini]
-                norms = grpo.loss_normalisers(
-                    pack([samples[i] for i in mini_idx], 0, "cpu", [keep[i] for i in mini_idx]).response_mask)
-                out = self.workers.update_critic(items, mini_idx, norms)
-                for k, v in grpo.mini_batch_metrics(out["micro"], norms["total_tokens"]).items():
-                    per_update.setdefault(k, []).append(v)
-                nonfinite += not out["finite"]
-                lrs.append(out["lr"])
-                grad_norms.append(out["grad_norm"])
-        metrics.update({k: float(np.mean(v)) for k, v in per_update.items()})
+        means, grad_norms, lrs, nonfinite = self._mini_batch_updates(  # in an order of its own, not the actor's
+            self.workers.update_critic, items, samples, keep, mini, cfg.critic_epochs, self.seed * 7_919 + 104_729)
+        metrics.update(means)
         metrics["critic_grad_norm"] = float(np.mean(grad_norms))
         metrics["critic_lr"] = float(np.mean(lrs))
         metrics["critic_optimizer_steps"] = len(grad_norms)
         metrics["critic_nonfinite_grad_steps"] = nonfinite
         return metrics
+
+    def _mini_batch_updates(self, update: Callable, items: dict, samples: list[Sample], keep: list[float], mini: int,
+                            epochs: int, seed: int) -> tuple[dict[str, float], list[float], list[float], int]:
+        """`epochs` passes over the step's samples in shuffled mini-batches of `mini` (the order seeded by `seed` and
+        the step), one `update` (WorkerGroup.update or update_critic) per mini-batch. Returns the mean over updates of
+        each logged mini-batch metric, the gradient norms, the rates the updates used, and how many updates a
+        non-finite gradient skipped."""
+        per_update: dict[str, list[float]] = {}  # one value per optimizer update (mini-batch), averaged at the end
+        grad_norms, lrs, nonfinite = [], [], 0
+        order_rng = torch.Generator().manual_seed(seed + self.step_done)
+        for _ in range(epochs):
+            order = torch.randperm(len(samples), generator=order_rng).tolist()
+            for m_lo in range(0, len(order), mini):
+                mini_idx = order[m_lo:m_lo + mini]
+                # every micro-batch on every worker divides by the whole mini-batch's token (or sample) count
+                norms = grpo.loss_normalisers(
+                    pack([samples[i] for i in mini_idx], 0, "cpu", [keep[i] for i in mini_idx]).response_mask)
+                out = update(items, mini_idx, norms)
+                for k, v in grpo.mini_batch_metrics(out["micro"], norms["total_tokens"]).items():
+                    per_update.setdefault(k, []).append(v)
+                nonfinite += not out["finite"]  # a non-finite gradient skipped this optimizer step: say so
+                lrs.append(out["lr"])  # the rate this update used
+                grad_norms.append(out["grad_norm"])
+        return {k: float(np.mean(v)) for k, v in per_update.items()}, grad_norms, lrs, nonfinite
 
     # -- the loop --------------------------------------------------------------------------------------
 

@@ -144,6 +144,21 @@ def test_logged_critic_numbers_and_gae_advantages_equal_a_direct_computation(tin
     assert any(not torch.equal(p, q) for p, q in zip(trainer.critic_model.parameters(), critic.parameters()))
 
 
+def test_critic_model_path_loads_a_causal_lm_under_a_fresh_seeded_head_and_refuses_what_is_not_a_model(tiny, tmp_path):
+    """critic.model_path=<a causal LM>: its decoder under a value head drawn as for a copy of the policy (same seed,
+    same head); a folder without a model is refused naming the key."""
+    model, _ = tiny
+    loaded = load_value_model("tiny://qwen2", seed=7).state_dict()
+    built = value_model_from_lm(model, seed=7).state_dict()
+    assert loaded.keys() == built.keys()
+    for name, tensor in built.items():
+        torch.testing.assert_close(loaded[name], tensor, atol=0, rtol=0, msg=name)
+    assert not torch.equal(value_model_from_lm(model, seed=8).score.weight, built["score.weight"])
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "qwen2"}))
+    with pytest.raises(ValueError, match=r"critic.model_path='.+' cannot be loaded as a value model .*no file named"):
+        load_value_model(str(tmp_path), seed=0)
+
+
 def test_logged_value_loss_and_clip_fraction_of_clipped_values_equal_a_direct_computation(tiny, tmp_path):
     """Old values away from the current ones, some further than critic.cliprange_value: the logged loss and clip
     fraction are the clipped value loss written out (max of the two squared errors, per token)."""

@@ -277,13 +277,8 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
 
     # optim: verl steps its scheduler once per GRPO step, ours once per optimizer update
     r.put("optim.lr", _ACTOR + "optim.lr", o.lr)
-    updates_per_step = cfg.mini_batches_per_step * a.ppo_epochs
-    if o.warmup_steps % updates_per_step:
-        r.fail("optim.warmup_steps", f"optim.warmup_steps={o.warmup_steps} optimizer updates is not a whole number "
-                                     f"of GRPO steps ({updates_per_step} updates each), which is verl's warm-up unit; "
-                                     f"use a multiple of {updates_per_step}")
-    else:
-        r.put("optim.warmup_steps", _ACTOR + "optim.lr_warmup_steps", o.warmup_steps // updates_per_step)
+    _warmup_in_steps(r, "optim.warmup_steps", _ACTOR + "optim.lr_warmup_steps", o.warmup_steps,
+                     cfg.mini_batches_per_step * a.ppo_epochs, "optimizer updates")
     # FSDP's optimizer config names the schedule lr_scheduler_type, Megatron's lr_decay_style (same words)
     r.put("optim.lr_schedule", _ACTOR + ("optim.lr_decay_style" if megatron else "optim.lr_scheduler_type"),
           o.lr_schedule)
@@ -381,6 +376,16 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     return [f"{key}={hydra_value(value)}" for key, value in r.values.items()]
 
 
+def _warmup_in_steps(r: _Renderer, ours: str, verl_key: str, warmup: int, updates_per_step: int, what: str) -> None:
+    """Our warm-up counts updates, verl's counts steps (it steps a schedule once per step): a whole number of steps
+    maps, anything else is refused."""
+    if warmup % updates_per_step:
+        r.fail(ours, f"{ours}={warmup} {what} is not a whole number of steps ({updates_per_step} updates each), "
+                     f"which is verl's warm-up unit; use a multiple of {updates_per_step}")
+    else:
+        r.put(ours, verl_key, warmup // updates_per_step)
+
+
 def _fsdp_precision(r: _Renderer, prefix: str, compute: str, compute_name: str) -> None:
     """FSDP workers (`prefix`: the actor's fsdp_config. or the critic's fsdp.): float32 master weights and AdamW
     state, forward/backward in the compute dtype, gradients reduced in float32."""
@@ -452,13 +457,8 @@ def _critic(r: _Renderer, cfg: ExperimentConfig) -> None:
     r.put("critic.lr", "critic.optim.lr", c.lr)
     r.put("critic.weight_decay", "critic.optim.weight_decay", c.weight_decay)
     r.put("critic.lr_schedule", "critic.optim." + ("lr_decay_style" if megatron else "lr_scheduler_type"), c.lr_schedule)
-    critic_updates = cfg.mini_batches_per_step * cfg.critic_epochs
-    if c.warmup_steps % critic_updates:
-        r.fail("critic.warmup_steps", f"critic.warmup_steps={c.warmup_steps} critic updates is not a whole number of "
-                                      f"steps ({critic_updates} updates each), which is verl's warm-up unit; use a "
-                                      f"multiple of {critic_updates}")
-    else:
-        r.put("critic.warmup_steps", "critic.optim.lr_warmup_steps", c.warmup_steps // critic_updates)
+    _warmup_in_steps(r, "critic.warmup_steps", "critic.optim.lr_warmup_steps", c.warmup_steps,
+                     cfg.mini_batches_per_step * cfg.critic_epochs, "critic updates")
     if c.grad_clip is None:
         r.fail("critic.grad_clip", "critic.grad_clip=null: verl always clips the critic's gradient norm; set a bound "
                                    "(1.0 is verl's default)")
