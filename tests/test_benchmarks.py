@@ -50,3 +50,18 @@ def test_cpu_learn_benchmark_reports_what_its_runs_measured(tmp_path):
         assert r[name] == round(direct["pass_rate"], 4), name
         assert r[f"{name}_solved"] == f"{direct['solved_samples']} of 8", name
     assert r["gain"] == round(r["after"] - r["before"], 4)
+
+
+def test_estimator_comparison_table_is_computed_from_the_runs_results(tmp_path):
+    """benchmarks/estimator_compare.py --table: pass@1, gain and the training pass rate averaged over thirds of the
+    run, read from cpu_learn.py's JSON (the estimator from its overrides; none given: grpo)."""
+    steps = [{"step": i + 1, "reward_mean": 0.0, "pass_rate": p} for i, p in enumerate([0.0, 0.5, 0.25, 0.25, 1.0, 0.5])]
+    seed = {"seed": 3, "before": 0.25, "after": 0.5, "gain": 0.25, "train_seconds": 99.6, "steps": steps}
+    for name, overrides in (("gae", ["algorithm.adv_estimator=gae", "critic.lr=1e-4"]), ("plain", [])):
+        (tmp_path / f"{name}.json").write_text(json.dumps({"overrides": overrides, "seeds": [seed]}))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "estimator_compare.py"), "--table",
+                           str(tmp_path / "gae.json"), str(tmp_path / "plain.json")],
+                          check=True, capture_output=True, text=True, timeout=120)
+    rows = proc.stdout.splitlines()[2:]
+    assert rows == ["| gae | 3 | 0.250 -> 0.500 | +0.250 | 0.250 / 0.250 / 0.750 | 100 |",
+                    "| grpo | 3 | 0.250 -> 0.500 | +0.250 | 0.250 / 0.250 / 0.750 | 100 |"]
