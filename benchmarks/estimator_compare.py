@@ -32,7 +32,7 @@ def run(estimator: str, seeds: list[int], work: Path, overrides: list[str]) -> P
 
 def table(paths: list[Path]) -> str:
     """A markdown table: one row per estimator and seed."""
-    lines = ["| estimator | seed | pass@1 before -> after | gain | training pass rate, steps 1-12 / 13-24 / 25-36 "
+    lines = ["| estimator | seed | pass@1 before -> after | gain | training pass rate, mean over each third of the steps "
              "| train s |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for path in paths:
         data = json.loads(Path(path).read_text())
