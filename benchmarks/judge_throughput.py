@@ -4,6 +4,9 @@ subprocess-per-test judge and verl's `prime_code` scorer.
     .venv/bin/python benchmarks/judge_throughput.py                       # the run behind benchmarks/RESULTS.md
     .venv/bin/python benchmarks/judge_throughput.py --per-kind 1 --trivial 100 --skip-verl   # a quick look
     .venv/bin/python benchmarks/judge_throughput.py --judges codefu --repeat 3   # the two tiers only
+    # this judge against another checkout's (e.g. `git archive main | tar -x -C /tmp/main`), per tier, interleaved
+    .venv/bin/python benchmarks/judge_throughput.py --judges codefu --per-kind 0 --tiers bwrap,container,userns \
+        --baseline /tmp/main --repeat 5
 
 Workloads (run one judge at a time, each with every core):
   trivial   many `print(input())` tests: the per-test overhead (isolated test runs per second)
@@ -14,8 +17,12 @@ Workloads (run one judge at a time, each with every core):
 The three judges:
   codefu    codefu_helpers.sandbox.Judge: isolated fork servers, CPU-time limits, stops a sample at its first TLE,
             C++ compiled once with a precompiled header; once per isolation tier (--tiers): codefu/bwrap
-            (bubblewrap namespaces) and codefu/container (a uid per worker, seccomp, Landlock, no namespaces; the
-            tier for containers that refuse namespaces, run here as root alongside bwrap)
+            (bubblewrap namespaces), codefu/container (a uid per worker, seccomp, Landlock, no namespaces; the
+            tier for containers that refuse namespaces, run here as root alongside bwrap) and codefu/userns
+            (bubblewrap in user namespaces, as an ordinary user: run as `nobody` when this runs as root). Each
+            judge runs in a process of its own, started before the clock does. With --baseline DIR the same
+            judge from another checkout (DIR, e.g. the main branch) runs alongside as base/<tier>, and the table
+            gives each tier's ratio to it
   naive     subprocess.run per test (`python3 solution.py` / the binary), wall-clock timeout = the time limit,
             `g++ -O2` per sample without a precompiled header, all tests run; not isolated
   verl      verl.utils.reward_score.prime_code.compute_score(continuous=True), as verl calls it for CodeContests,
@@ -27,9 +34,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import json
 import os
 import platform
+import pwd
 import resource
 import subprocess
 import sys
@@ -43,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from codefu_helpers.data import load_problems  # noqa: E402
-from codefu_helpers.sandbox import Judge, Submission, Verdict, outputs_match  # noqa: E402
+from codefu_helpers.sandbox import outputs_match  # noqa: E402
 from codefu_helpers.sandbox.cpp import CXX_FLAGS  # noqa: E402
 from codefu_helpers.reward_validation import items_from_rows  # noqa: E402
 
@@ -108,15 +117,60 @@ def cpu_seconds_now() -> float:
     return total + sum(ticks[pid] for pid in descendants) / os.sysconf("SC_CLK_TCK")
 
 
-def run_codefu(samples: list[dict], workers: int, isolation: str = "auto") -> tuple[float, list[str], float]:
-    with Judge(workers=workers, isolation=isolation) as judge:
-        warm = judge.run_many([Submission("python", "print(1)", [("", "1")], 1.0, 64 << 20)])  # start-up is not work
-        assert warm[0].verdict is Verdict.OK
+_CPU_MODULE = "import os\nimport resource\nfrom pathlib import Path\n\n\n" + inspect.getsource(cpu_seconds_now)
+_CODEFU_RUNNER = textwrap.dedent("""
+    import json, sys, time
+    sys.path.insert(0, sys.argv[3])  # the benchmark's own directory: cpu_seconds_now
+    from judge_throughput_cpu import cpu_seconds_now
+    from codefu_helpers.sandbox import Judge, Submission, Verdict
+
+    samples = json.load(sys.stdin)
+    with Judge(workers=int(sys.argv[1]), isolation=sys.argv[2]) as judge:
+        warm = judge.run_many([Submission("python", "print(1)", [("", "1")], 1.0, 64 << 20)])  # start-up: not work
+        assert warm[0].verdict is Verdict.OK, warm[0]
         subs = [Submission(s["language"], s["source"], [tuple(t) for t in s["tests"]], s["time_limit"],
                            s["memory_limit_bytes"]) for s in samples]
         cpu, start = cpu_seconds_now(), time.perf_counter()
         results = judge.run_many(subs)
-        return time.perf_counter() - start, [r.verdict.value for r in results], cpu_seconds_now() - cpu
+        seconds, cpu = time.perf_counter() - start, cpu_seconds_now() - cpu
+    print(json.dumps({"seconds": seconds, "verdicts": [r.verdict.value for r in results], "cpu": cpu,
+                      "isolation": judge.isolation}))
+""")
+
+
+def run_codefu(samples: list[dict], workers: int, isolation: str = "auto", root: Path = ROOT
+               ) -> tuple[float, list[str], float]:
+    """The judge of the checkout at `root` in a process of its own (isolation "userns": bwrap as `nobody`)."""
+    tier = "bwrap" if isolation == "userns" else isolation
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        runner = Path(tmp) / "codefu_runner.py"
+        runner.write_text(_CODEFU_RUNNER)
+        (Path(tmp) / "judge_throughput_cpu.py").write_text(_CPU_MODULE)
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(root), "HOME": tmp, "LANG": "C.UTF-8",
+               "CODEFU_JUDGE_CACHE": os.environ.get("CODEFU_JUDGE_CACHE", str(Path.home() / ".cache/codefu/judge"))}
+        argv = [sys.executable, str(runner), str(workers), tier, tmp]
+        if isolation == "userns":  # as nobody, with the system interpreter (the judge's host side needs only the
+            # standard library; nobody may not be able to reach this environment)
+            argv[0] = "/usr/bin/python3"
+            if os.geteuid() != 0:
+                raise SystemExit("--tiers userns runs the judge as nobody, which needs root; as an ordinary user "
+                                 "the bwrap tier already is the user-namespace mode")
+            nobody = pwd.getpwnam("nobody")
+            cache = Path(tmp) / "cache"
+            cache.mkdir()
+            os.chown(cache, nobody.pw_uid, nobody.pw_gid)
+            env["CODEFU_JUDGE_CACHE"] = str(cache)
+            argv = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups", *argv]
+        proc = subprocess.run(argv, input=json.dumps(samples), text=True, capture_output=True, cwd=tmp, env=env,
+                              timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the codefu judge at {root} ({isolation}) failed:\n{proc.stderr[-3000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    expected = "bwrap" if isolation == "userns" else isolation
+    if out["isolation"] != expected:
+        raise RuntimeError(f"asked for the {isolation} tier, the judge at {root} ran {out['isolation']}")
+    return out["seconds"], out["verdicts"], out["cpu"]
 
 
 def _naive_one(sample: dict, workdir: Path) -> str:
@@ -218,7 +272,11 @@ def main() -> None:
     parser.add_argument("--skip-verl", action="store_true")
     parser.add_argument("--judges", default="codefu,naive,verl", help="which judges to run (comma-separated)")
     parser.add_argument("--tiers", default="bwrap,container" if os.geteuid() == 0 else "bwrap",
-                        help="isolation tiers of the codefu judge (the container tier needs root)")
+                        help="isolation tiers of the codefu judge: bwrap, container, userns (the last two need "
+                             "root)")
+    parser.add_argument("--baseline", default="",
+                        help="another checkout of this repository (e.g. the main branch): its codefu judge runs "
+                             "alongside, per tier, as base/<tier>")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run every judge this many times, interleaved, and keep each one's fastest run")
     parser.add_argument("--json", default="", help="also write the measurements here")
@@ -240,6 +298,8 @@ def main() -> None:
     if "codefu" in wanted:
         for tier in args.tiers.split(","):
             judges[f"codefu/{tier}"] = functools.partial(run_codefu, isolation=tier)
+            if args.baseline:
+                judges[f"base/{tier}"] = functools.partial(run_codefu, isolation=tier, root=Path(args.baseline))
     if "naive" in wanted:
         judges["naive"] = run_naive
     if "verl" in wanted and not args.skip_verl:
@@ -277,6 +337,8 @@ def main() -> None:
 
 def render(rows: list[dict], args) -> str:
     by = {(r["workload"], r["language"], r["judge"]): r for r in rows}
+    if any(r["judge"].startswith("base/") for r in rows):
+        return render_against_baseline(rows, args, by)
     load = getattr(args, "load_average", None) or os.getloadavg()
     reference = next((r["judge"] for r in rows if r["judge"].startswith("codefu")), "codefu")
     repeat = getattr(args, "repeat", 1)
@@ -300,6 +362,32 @@ def render(rows: list[dict], args) -> str:
         lines.append(f"| {r['workload']} | {r['language']} | {r['judge']} | {r['samples']} | {r['tests']} | "
                      f"{r['seconds']:.2f} | {r['samples_per_s']} | {r['tests_per_s']} | {cpu_per_test} | "
                      f"{r['agreement']:.0%} | {ratio} |")
+    return "\n".join(lines)
+
+
+def render_against_baseline(rows: list[dict], args, by: dict) -> str:
+    """This judge against the baseline checkout's, tier by tier: throughput and CPU cost per test, and ratios."""
+    load = getattr(args, "load_average", None) or os.getloadavg()
+    lines = [f"Machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores available, {args.workers} "
+             f"workers per judge; Python {platform.python_version()}; load average before/after the run "
+             f"{load[0]:.1f}/{load[1]:.1f} (other work shared the machine); fastest of {args.repeat} interleaved "
+             f"runs per judge; baseline: {args.baseline}.", "",
+             "| workload | language | tier | samples | tests | tests/s | base tests/s | tests/s vs base | "
+             "CPU ms/test | base CPU ms/test | CPU vs base | verdicts as intended |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if not r["judge"].startswith("codefu/"):
+            continue
+        tier = r["judge"].split("/", 1)[1]
+        base = by.get((r["workload"], r["language"], f"base/{tier}"))
+        if base is None:
+            continue
+        cpu = 1000 * r["cpu_seconds"] / r["tests"]
+        base_cpu = 1000 * base["cpu_seconds"] / base["tests"]
+        lines.append(f"| {r['workload']} | {r['language']} | {tier} | {r['samples']} | {r['tests']} | "
+                     f"{r['tests_per_s']} | {base['tests_per_s']} | {r['tests_per_s'] / base['tests_per_s'] - 1:+.0%} | "
+                     f"{cpu:.2f} | {base_cpu:.2f} | {cpu / base_cpu - 1:+.0%} | "
+                     f"{r['agreement']:.0%} (base {base['agreement']:.0%}) |")
     return "\n".join(lines)
 
 

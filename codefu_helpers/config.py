@@ -4,8 +4,10 @@ the SageMaker entry point and the verl override generator all read an `Experimen
 It is a plain dataclass of small sections (model, data, rollout, algorithm, optim, reward, trainer,
 checkpoint, tracking) stored as YAML. Loading is strict: an unknown key is an error that names it and
 suggests the closest valid key, and a value of the wrong type names the field. `validate()` checks
-the values and how they fit together (batch sizes that must divide, ranges, backend combinations) and
-reports every problem at once, each with the field, the value and what to do.
+the values and how they fit together (batch sizes that must divide, ranges, backend combinations), refuses
+every key the config's own engine (trainer.engine) cannot honour (`native_trainer_problems`: tensor-parallel
+rollout, offload on one worker, float16 without loss scaling, vLLM-only keys with HF), and reports every
+problem at once, each with the field, the value and what to do; front ends call it before anything loads.
 
     cfg = ExperimentConfig.from_yaml("configs/ci_tiny.yaml").validate()
     cfg = cfg.with_overrides(["algorithm.kl_coef=0.01", "trainer.total_steps=5"])
@@ -69,7 +71,9 @@ class ConfigError(ValueError):
 @dataclass
 class ModelConfig:
     path: str = "tiny://qwen2"  # HF hub id, local directory, or tiny://qwen2 (built locally, codefu_helpers.tiny_model)
-    dtype: Literal["float32", "bfloat16", "float16"] = "float32"  # training weights; vLLM uses the same
+    # compute dtype: forward, backward, rollout engine and the exported model; the trained (master) weights and
+    # the optimizer state are float32 whatever this says (a bfloat16 weight cannot take a 1e-6 update)
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     gradient_checkpointing: bool = False  # recompute activations in backward: less memory, ~30% slower
     # Supervised warm start on the training problems' reference solutions (from data.raw_path) before GRPO:
@@ -108,7 +112,7 @@ class RolloutConfig:
     top_p: float = 1.0
     top_k: int = 0  # 0: off (every token can be drawn)
     gpu_memory_utilization: float | None = None  # vllm only: share of device memory for weights + KV cache (null: 0.5)
-    tensor_parallel_size: int = 1  # vllm only: devices per inference engine
+    tensor_parallel_size: int = 1  # vllm only: devices per inference engine (trainer.engine=verl; native: 1)
     generation_batch_size: int = 32  # hf only: sequences (prompts x n) generated at once; bounds memory
     enable_sleep_mode: bool = False  # vllm on GPU only: the engine frees the device while the trainer updates
     cpu_kv_cache_gb: float | None = None  # vllm on CPU only: KV cache size in GiB (null: 1)
@@ -162,11 +166,18 @@ class TrainerConfig:
     output_dir: str = "runs/grpo"  # final HF model in output_dir/model (/opt/ml/model on SageMaker)
     nnodes: int = 1  # hosts
     gpus_per_node: int = 1  # training devices per host; with model.device=cpu: worker processes per host
-    fsdp_cpu_offload: bool = False  # GPU only: keep sharded weights, gradients and optimizer state in host memory
+    # GPU, several workers: keep sharded weights, gradients and optimizer state in host memory between uses
+    fsdp_cpu_offload: bool = False
+    # verl only: Ulysses sequence parallelism, this many devices share each sequence (its attention heads split
+    # between them), so a micro-batch may hold sequence_parallel_size x ppo_max_token_len_per_gpu tokens; native: 1
+    sequence_parallel_size: int = 1
     # native: codefu_helpers.trainer; verl: the same config rendered as verl overrides
     engine: Literal["native", "verl"] = "native"
     test_freq: int = 0  # validation pass@1 on data.val_path every this many steps (and after the last); 0: never
     val_samples: int = 1  # samples per validation problem (at rollout.temperature; pass@1 is their mean)
+    # seconds a worker may take to answer one call of a step (generate, log-probs, an update, a weight sync, a
+    # checkpoint); past it the step fails naming the worker and the phase, instead of waiting forever
+    worker_timeout_s: float = 3600.0
 
 
 @dataclass
@@ -299,12 +310,15 @@ class ExperimentConfig:
     # ---- validation -------------------------------------------------------------------------------
 
     def validate(self) -> ExperimentConfig:
-        """Raise ConfigError listing every problem (field, value, what to do); return self when fine."""
+        """Raise ConfigError listing every problem (field, value, what to do), including what trainer.engine cannot
+        honour; return self when fine."""
         problems: list[str] = []
         _check_types(self, "", problems)
         if problems:  # range checks below assume the right types
             raise ConfigError(problems)
         _check_values(self, problems)
+        if self.trainer.engine == "native":  # what the chosen engine cannot honour is refused here, not at start
+            problems += native_trainer_problems(self)
         if problems:
             raise ConfigError(problems)
         return self
@@ -504,11 +518,22 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
          f"rollout.cpu_kv_cache_gb={r.cpu_kv_cache_gb} must be > 0 (GiB of KV cache for vLLM on CPU), or null for 1")
     need(r.rollout_is_cap >= 1, f"rollout.rollout_is_cap={r.rollout_is_cap} must be >= 1: it caps the importance "
                                 "weight exp(old - rollout log-prob); 2.0 is usual")
+    need(not (r.use_rollout_log_probs and (r.top_p < 1 or r.top_k > 0)),
+         f"rollout.use_rollout_log_probs=true with rollout.top_p={r.top_p}, rollout.top_k={r.top_k}: the engine's "
+         "log-probs then describe the truncated distribution it sampled, while the trainer's cover the whole "
+         "vocabulary, so every importance weight would be biased; set rollout.top_p=1.0 and rollout.top_k=0, or "
+         "rollout.use_rollout_log_probs=false")
     need(not (r.enable_sleep_mode and m.device == "cpu"),
          "rollout.enable_sleep_mode=true with model.device='cpu': vLLM has no sleep mode on CPU; set it false "
          "(the CPU KV cache is sized by rollout.cpu_kv_cache_gb)")
     need(r.gpu_memory_utilization is None or 0 < r.gpu_memory_utilization <= 1,
          f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} must be in (0, 1]")
+    need(not (r.gpu_memory_utilization is not None and m.device == "cpu"),
+         f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} with model.device='cpu': vLLM on CPU sizes its "
+         "KV cache by rollout.cpu_kv_cache_gb and would ignore it; set it to null")
+    need(not (r.cpu_kv_cache_gb is not None and m.device.startswith("cuda")),
+         f"rollout.cpu_kv_cache_gb={r.cpu_kv_cache_gb} with model.device={m.device!r}: vLLM on a GPU sizes its KV "
+         "cache by rollout.gpu_memory_utilization and would ignore it; set it to null")
     need(r.generation_batch_size >= 1,
          f"rollout.generation_batch_size={r.generation_batch_size} must be >= 1 (sequences per generate call)")
     need(r.tensor_parallel_size >= 1 and cfg.world_size % r.tensor_parallel_size == 0,
@@ -537,9 +562,11 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
                             f"devices); use {_divisors_near(per_device, micro)}")
     need(a.ppo_epochs >= 1, f"algorithm.ppo_epochs={a.ppo_epochs} must be >= 1")
     longest = d.max_prompt_length + d.max_response_length
-    need(a.ppo_max_token_len_per_gpu is None or a.ppo_max_token_len_per_gpu >= longest,
-         f"algorithm.ppo_max_token_len_per_gpu={a.ppo_max_token_len_per_gpu} is below the longest sample "
-         f"(data.max_prompt_length + data.max_response_length = {longest}): raise it to at least {longest} "
+    sp = t.sequence_parallel_size if t.sequence_parallel_size >= 1 else 1
+    need(a.ppo_max_token_len_per_gpu is None or a.ppo_max_token_len_per_gpu * sp >= longest,
+         f"algorithm.ppo_max_token_len_per_gpu={a.ppo_max_token_len_per_gpu}"
+         + (f" x trainer.sequence_parallel_size={sp}" if sp > 1 else "") + " is below the longest sample "
+         f"(data.max_prompt_length + data.max_response_length = {longest}): raise it to at least {-(-longest // sp)} "
          "(a few times more packs several samples per pass), or null for ppo_micro_batch_size samples per pass")
 
     # algorithm: loss
@@ -575,8 +602,13 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(t.nnodes >= 1, f"trainer.nnodes={t.nnodes} must be >= 1")
     need(t.gpus_per_node >= 1, f"trainer.gpus_per_node={t.gpus_per_node} must be >= 1 (devices per host; on CPU, "
                                "worker processes per host)")
+    need(t.sequence_parallel_size >= 1 and t.gpus_per_node % t.sequence_parallel_size == 0,
+         f"trainer.sequence_parallel_size={t.sequence_parallel_size} must be >= 1 and divide trainer.gpus_per_node="
+         f"{t.gpus_per_node} (the devices sharing a sequence sit on one host)")
     need(not (t.fsdp_cpu_offload and m.device == "cpu"),
          "trainer.fsdp_cpu_offload=true with model.device='cpu': the weights are in host memory already; set it false")
+    need(t.worker_timeout_s > 0, f"trainer.worker_timeout_s={t.worker_timeout_s} must be > 0 (seconds a worker may "
+                                 "take to answer one call of a step; 3600 is the default)")
     need(not (t.engine == "verl" and r.backend != "vllm"),
          f"trainer.engine='verl' with rollout.backend={r.backend!r}: verl generates with vLLM; "
          "set rollout.backend=vllm")
@@ -588,27 +620,44 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
 
 
 def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
-    """What a valid config asks for that `codefu_helpers.trainer` does not run (yet): one message per key.
+    """What a config asks for that `codefu_helpers.trainer` cannot honour: one message per key.
 
-    `validate()` accepts every value that has a meaning, because launchers and renderers read configs they do
-    not run; the trainer calls this and refuses to start rather than silently ignore a key."""
+    `validate()` includes these for trainer.engine=native (so such a config never reaches a model load); the
+    trainer and the launcher call this too, the trainer to refuse a config that names another engine."""
     problems = []
-    r, t = cfg.rollout, cfg.trainer
+    m, r, t = cfg.model, cfg.rollout, cfg.trainer
     if t.engine != "native":
         problems.append(f"trainer.engine={t.engine!r}: the native trainer runs trainer.engine=native; a verl run is "
                         "started by the SageMaker entry point (codefu_helpers.launch)")
+    if t.sequence_parallel_size != 1:
+        problems.append(f"trainer.sequence_parallel_size={t.sequence_parallel_size}: the native trainer runs each "
+                        "sequence on one device; set it to 1 (or trainer.engine=verl, which shards sequences with "
+                        "Ulysses)")
     if r.backend == "hf":
         for key, value in (("enable_sleep_mode", r.enable_sleep_mode), ("use_rollout_log_probs", r.use_rollout_log_probs),
                            ("cpu_kv_cache_gb", r.cpu_kv_cache_gb)):
             if value not in (None, False):
                 problems.append(f"rollout.{key}={value} applies to vLLM only; with rollout.backend=hf remove it "
                                 "(or set rollout.backend=vllm)")
-    if r.backend == "hf" and r.tensor_parallel_size != 1:
-        problems.append(f"rollout.tensor_parallel_size={r.tensor_parallel_size} applies to vLLM only; with "
-                        "rollout.backend=hf set it to 1")
+    if r.tensor_parallel_size > 1 and cfg.world_size % r.tensor_parallel_size == 0:  # else validate() said so
+        if r.backend == "hf":
+            problems.append(f"rollout.tensor_parallel_size={r.tensor_parallel_size} applies to vLLM only; with "
+                            "rollout.backend=hf set it to 1")
+        else:
+            problems.append(f"rollout.tensor_parallel_size={r.tensor_parallel_size}: the native trainer runs one vLLM "
+                            "engine inside each training worker and streams that worker's weights into it in "
+                            "process, which needs rollout.tensor_parallel_size=1 (a 7B model in bfloat16 fits one "
+                            "40 GB+ GPU's engine); tensor-parallel rollout needs trainer.engine=verl")
     if r.backend == "hf" and r.gpu_memory_utilization is not None:
         problems.append(f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} applies to vLLM only; with "
                         "rollout.backend=hf set it to null")
+    if t.fsdp_cpu_offload and cfg.world_size == 1:
+        problems.append("trainer.fsdp_cpu_offload=true with one worker (trainer.nnodes x trainer.gpus_per_node = 1): "
+                        "the native trainer shards (and offloads) only across several workers, so it would be "
+                        "ignored; set it false, or train on several GPUs")
+    if m.dtype == "float16" and m.device != "cpu":  # on CPU validate() refuses float16 already
+        problems.append("model.dtype='float16': the native trainer has no loss scaling, without which float16 "
+                        "gradients underflow; use bfloat16 (same memory, float32's range)")
     return problems
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "LOSS_AGG_MODES",
     "KL_ESTIMATORS",
     "group_advantages",
+    "groups_without_baseline",
     "token_advantages",
     "aggregate_loss",
     "loss_normalisers",
@@ -100,16 +101,21 @@ def group_advantages(
     *,
     norm_by_std: bool = True,
     epsilon: float = 1e-6,
+    lone_sample: str = "reward",
 ) -> torch.Tensor:
     """One advantage per sample from its reward and its group's reward statistics.
 
     rewards: (B,) scalar outcome reward per sample. group_ids: (B,) any hashable labels; samples with
     equal labels form a group (they answer the same prompt), in any order. norm_by_std=True is GRPO,
     False is Dr.GRPO. std is the unbiased (n-1) standard deviation, as torch.std and verl use.
-    A group of one sample has no baseline; like verl, its reward passes through unchanged
-    (mean 0, std 1), so give every prompt n >= 2 samples.
+    A group of one sample has no baseline. lone_sample="reward" passes its reward through unchanged
+    (mean 0, std 1), like verl; "zero" gives it advantage 0, which is what the trainer uses: a group cut down to
+    one valid sample (the others' judging failed) has nothing to be compared with, and its raw reward as an
+    advantage would push the policy by the reward's scale alone.
     Returns (B,) in the dtype of `rewards`, without gradient.
     """
+    if lone_sample not in ("reward", "zero"):
+        raise ValueError(f"lone_sample={lone_sample!r}: use 'reward' (verl) or 'zero'")
     if rewards.dim() != 1:
         raise ValueError(f"rewards must be one scalar per sample, shape (B,); got shape {tuple(rewards.shape)}. "
                          "For token-level rewards pass rewards.sum(-1)")
@@ -129,7 +135,7 @@ def group_advantages(
         std = torch.sqrt(sq / (count - 1).clamp(min=1))  # (G,) two-pass, unbiased
 
         singleton = count[index] == 1  # (B,)
-        centred = torch.where(singleton, r, centred)
+        centred = torch.where(singleton, torch.zeros_like(r) if lone_sample == "zero" else r, centred)
         if norm_by_std:
             scale = torch.where(singleton, torch.ones_like(r), std[index])
             # exact zeros stay zero even with epsilon=0 (0 / 0 would be NaN for a tied group)
@@ -137,6 +143,15 @@ def group_advantages(
         else:
             advantages = centred
     return advantages.to(rewards.dtype)
+
+
+def groups_without_baseline(group_ids: Sequence[Hashable], valid: Sequence[bool | float]) -> int:
+    """How many groups have samples but fewer than two valid ones: no baseline, so no advantage (the trainer's
+    lone_sample="zero"). group_ids: (B,) labels; valid: (B,) truthy for samples that are trained on."""
+    counts: dict[Hashable, int] = {}
+    for group, ok in zip(group_ids, valid):
+        counts[group] = counts.get(group, 0) + bool(ok)
+    return sum(1 for c in counts.values() if c < 2)
 
 
 def token_advantages(advantages: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:

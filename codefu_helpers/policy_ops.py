@@ -106,28 +106,32 @@ def _decoder_and_head(model):
     return decoder, head
 
 
-def load_model_and_tokenizer(model_cfg, path: str | None = None):
-    """The policy and its tokenizer from `path` or model.path: an HF id, a local directory, or tiny://qwen2."""
+def load_model_and_tokenizer(model_cfg, path: str | None = None, dtype: torch.dtype = torch.float32):
+    """The policy and its tokenizer from `path` or model.path: an HF id, a local directory, or tiny://qwen2.
+
+    The weights are loaded in `dtype`, float32 by default whatever model.dtype says: these are the master weights
+    that the optimizer updates (model.dtype is what forward and backward compute in, see workers.policy)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from .tiny_model import resolve_model_path
 
     path = resolve_model_path(path or model_cfg.path)
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, model_cfg.dtype))
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
     if model_cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     return model, tokenizer
 
 
 def lr_lambda(warmup: int, schedule: str, updates: int) -> Callable[[int], float]:
-    """Learning-rate multiplier per optimizer update: linear warm-up, then constant or cosine to zero."""
+    """Learning-rate multiplier of optimizer update `update` (0-based): a linear warm-up from 0 over `warmup`
+    updates (update 0 runs at 0, as verl's get_constant/cosine_schedule_with_warmup), then constant, or a half
+    cosine from 1 down to 0 at update `updates` (verl's formula; held at 0 past `updates`, where verl's rises)."""
     def factor(update: int) -> float:
-        if warmup and update < warmup:
-            return (update + 1) / (warmup + 1)
+        if update < warmup:
+            return update / warmup
         if schedule == "cosine":
             progress = min(1.0, (update - warmup) / max(1, updates - warmup))
-            return 0.5 * (1.0 + math.cos(math.pi * progress))
+            return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
         return 1.0
     return factor
-

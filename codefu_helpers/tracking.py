@@ -66,7 +66,16 @@ class RunLogger:
 
         mlflow.set_tracking_uri(uri)
         mlflow.set_experiment(experiment)
-        run = mlflow.start_run(run_id=run_id, run_name=None if run_id else run_name)
+        if run_id is not None and mlflow.tracking.MlflowClient().search_runs(
+                [mlflow.get_experiment_by_name(experiment).experiment_id], f"attributes.run_id = '{run_id}'") == []:
+            # the checkpoint's run is not in this store: a restarted SageMaker job's local database is new (the output
+            # dir does not survive a restart, only the checkpoints do), so the run continues as a new MLflow run
+            print(f"MLflow run {run_id} of the checkpoint is not in {uri}: continuing in a new run (tag resumed_from)",
+                  flush=True)
+            run = mlflow.start_run(run_name=run_name, tags={"resumed_from": run_id})
+            run_id = None
+        else:
+            run = mlflow.start_run(run_id=run_id, run_name=None if run_id else run_name)
         self.mlflow, self.run_id = mlflow, run.info.run_id
         if params and not run_id:
             flat = _flatten(params)

@@ -10,6 +10,11 @@ the model GRPO started from) and DIR/mlflow.db unless tracking says otherwise.
 
     python -m codefu_helpers.train --config configs/cpu_learn.yaml --output-dir runs/learn   # watch pass rate rise
 `--stop-after-step K` stops after step K as if interrupted (the schedule is unchanged), for resume tests.
+`--dry-run` validates, prints what would run on stdout (the resolved config, or verl's overrides) and the memory
+plan on stderr (`codefu_helpers.memory_plan`: per-GPU bytes of each phase, on the visible GPU or `--gpu-memory-gib`,
+80 when none is visible), and exits 2 when the plan does not fit:
+
+    python -m codefu_helpers.train --config configs/codefu7b_stage2.yaml --dry-run --set trainer.nnodes=2 --gpu-memory-gib 80
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides, e.g. optim.lr=1e-5")
     parser.add_argument("--dry-run", action="store_true",
                         help="validate and print what would run, then exit: for trainer.engine=verl the verl overrides "
-                             "(one key=value per line), else the resolved config as YAML")
+                             "(one key=value per line), else the resolved config as YAML; the memory plan goes to "
+                             "stderr, and the exit status is 2 when it does not fit")
+    parser.add_argument("--gpu-memory-gib", type=float, default=None,
+                        help="--dry-run: plan for GPUs of this much memory (default: the visible GPU, else 80)")
     return parser.parse_args(argv)
 
 
@@ -44,12 +52,23 @@ def load_config(args: argparse.Namespace) -> ExperimentConfig:
     return cfg.validate()
 
 
-def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None = None) -> Path:
-    from .config import check_native_trainer
+def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None = None,
+        should_stop=None, use_ray: bool | None = None) -> Path:
+    """Trains `cfg` into trainer.output_dir (see the module docstring). `should_stop()`, asked after every step,
+    ends the run early with that step saved (the SageMaker entry point's answer to SIGTERM). `use_ray=True` runs
+    even one worker as a sharded Ray worker."""
+    from .checkpoint import latest_checkpoint
+    from .config import ConfigError, check_native_trainer
     from .tracking import RunLogger
-    from .trainer import GRPOTrainer, prepare_training
+    from .trainer import GRPOTrainer, check_resume_config, prepare_training
 
     check_native_trainer(cfg)
+    latest = latest_checkpoint(cfg.checkpoint_dir()) if (resume or cfg.checkpoint.resume) else None
+    if latest is not None:  # before any model loads: a resume the checkpoint's config forbids stops here
+        try:
+            check_resume_config(latest, cfg, report=False)
+        except ConfigError as exc:
+            raise SystemExit(str(exc)) from None
     output_dir = Path(cfg.trainer.output_dir)
     try:
         data = prepare_training(cfg)
@@ -61,7 +80,8 @@ def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None
     print(f"training on {len(data.rows)} problems from {cfg.data.train_path}"
           + (f", validating on {len(data.val_rows)} from {cfg.data.val_path}" if data.val_rows else "")
           + f"; GRPO starts from {data.start_model}", flush=True)
-    trainer = GRPOTrainer(cfg, data.rows, output_dir, val_rows=data.val_rows, start_model=data.start_model)
+    trainer = GRPOTrainer(cfg, data.rows, output_dir, val_rows=data.val_rows, start_model=data.start_model,
+                          use_ray=use_ray)
     logger, status = None, "FAILED"
     try:
         start = trainer.resume() if (resume or cfg.checkpoint.resume) else 0
@@ -74,7 +94,7 @@ def run(cfg: ExperimentConfig, resume: bool = False, stop_after_step: int | None
             logger = RunLogger(output_dir, tracking_uri="none", resume_from_step=start if start else None,
                                metadata=judge)
         trainer.logger = logger
-        trainer.fit(start, stop_after_step=stop_after_step)
+        trainer.fit(start, stop_after_step=stop_after_step, should_stop=should_stop)
         status = "FINISHED"
     finally:
         if logger is not None:
@@ -93,22 +113,27 @@ def judge_metadata() -> dict[str, str]:
     return {"judge_isolation": info["isolation"]}
 
 
-def dry_run(cfg: ExperimentConfig) -> None:
-    """Prints what `run` would start, on stdout and nothing else: verl overrides, or the resolved config."""
+def dry_run(cfg: ExperimentConfig, gpu_memory_gib: float | None = None) -> bool:
+    """Prints what `run` would start on stdout (verl overrides, or the resolved config) and its memory plan on
+    stderr; returns whether the plan fits."""
+    from .memory_plan import memory_plan
+
     if cfg.trainer.engine == "verl":
         from .launch.verl_engine import verl_overrides
 
         print("\n".join(verl_overrides(cfg)))
     else:
         print(cfg.to_yaml(), end="")
+    plan = memory_plan(cfg, device_memory_gib=gpu_memory_gib if cfg.model.resolved_device() != "cpu" else None)
+    print(plan.report(), file=sys.stderr, flush=True)
+    return plan.fits
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     cfg = load_config(args)
     if args.dry_run:
-        dry_run(cfg)
-        return 0
+        return 0 if dry_run(cfg, args.gpu_memory_gib) else 2
     run(cfg, resume=args.resume, stop_after_step=args.stop_after_step)
     return 0
 

@@ -6,7 +6,8 @@ One step, top to bottom (`GRPOTrainer.step`):
     2. rollout: n samples per prompt (rollout.backend: HF generate, or a vLLM engine in each worker)
     3. reward: every sample through the sandboxed judge, concurrently, starting while generation goes on;
        samples whose judging failed are *excluded* (and counted), never trained on as reward 0
-    4. advantages: group-relative (GRPO, or Dr.GRPO without the std)
+    4. advantages: group-relative (GRPO, or Dr.GRPO without the std); a group left with fewer than two valid
+       samples has no baseline and gets advantage 0 (counted: groups_without_baseline)
     5. old (and reference) log-probs, then `ppo_epochs` passes over shuffled mini-batches, each split into
        micro-batches whose gradients accumulate, clipped, one optimizer step per mini-batch; then the new weights
        go to the rollout engine (vLLM: streamed in, and the next step's log-prob gap checks they arrived exactly)
@@ -20,6 +21,11 @@ is the same either way.
 The loop only orchestrates: the maths is in `grpo` (advantages, losses, step metrics), the model-side work in
 `policy_ops` (packing, log-probs) run by the workers, scoring in `reward`, the final model's layout in `checkpoint`
 and pass@1 in `evaluate`. Samples, log-probs and losses are laid out as (B, T): B samples, T response tokens.
+
+A worker call (or a judge result) that does not come within trainer.worker_timeout_s fails the step naming the
+worker and the phase (a judge result: a judge error). A resumed run compares its config with the checkpoint's
+(`resume_config_changes`): a change that would alter the data order or the learning-rate schedule of the steps
+already taken is refused, any other change is printed.
 
     python -m codefu_helpers.train --config configs/ci_tiny.yaml --output-dir runs/tiny
 """
@@ -38,8 +44,8 @@ import torch
 
 from . import grpo
 from .checkpoint import (MODEL_DIR, TRAINING_RECORD, TrainerState, latest_checkpoint, load_trainer_state,
-                         write_checkpoint)
-from .config import check_native_trainer
+                         skipped_checkpoints, write_checkpoint)
+from .config import ConfigError, check_native_trainer
 from .policy_ops import pack
 from .reward import Scored
 from .rollout import Group, Sample, SamplingParams
@@ -51,7 +57,7 @@ class GRPOTrainer:
 
     def __init__(self, cfg, train_rows: list[dict], output_dir: str | Path, model=None, tokenizer=None,
                  compute_score: Callable | None = None, logger=None, val_rows: list[dict] | None = None,
-                 start_model: str | None = None):
+                 start_model: str | None = None, use_ray: bool | None = None):
         check_native_trainer(cfg)
         self.cfg = cfg
         self.rows = train_rows
@@ -73,7 +79,7 @@ class GRPOTrainer:
         self.total_steps = total_steps(cfg, len(train_rows))
         updates = self.total_steps * cfg.mini_batches_per_step * cfg.algorithm.ppo_epochs
         self.workers = build_worker_group(cfg, self.start_model, compute_score=compute_score, total_updates=updates,
-                                          model=model, tokenizer=tokenizer)
+                                          model=model, tokenizer=tokenizer, use_ray=use_ray)
         self.tokenizer = self.workers.tokenizer
         self.logger = logger
         self.step_done = 0  # optimizer steps completed (== training steps)
@@ -131,13 +137,14 @@ class GRPOTrainer:
         t0 = time.perf_counter()
         groups, judged = self.workers.generate(rows, cfg.rollout.n, params)
         t_generate = time.perf_counter() - t0
-        results = self.workers.judge.results([handle for _, _, handle in judged])
+        results = self.workers.judge.results([handle for _, _, handle in judged], cfg.trainer.worker_timeout_s)
         t_reward = time.perf_counter() - t0 - t_generate
 
         samples = [s for _, s, _ in judged]
         group_ids = [g for g, _, _ in judged]
         keep = [0.0 if r.judge_error or not s.response_ids else 1.0 for s, r in zip(samples, results)]
         metrics = self._rollout_metrics(groups, samples, results)
+        metrics["groups_without_baseline"] = grpo.groups_without_baseline(group_ids, keep)
         metrics["time_generate"] = t_generate
         metrics["time_reward_wait"] = t_reward
         metrics["rollout_backend"] = self.workers.backend
@@ -186,10 +193,11 @@ class GRPOTrainer:
         cfg, alg = self.cfg, self.cfg.algorithm
         t0 = time.perf_counter()
         rewards = torch.tensor([r.score for r in results], dtype=torch.float32)
-        # excluded samples must not move their group's baseline: give them their own singleton groups
+        # excluded samples must not move their group's baseline: give them their own singleton groups; a group
+        # (or singleton) left with one sample has no baseline at all, so its advantage is 0
         labels = [g if k else f"excluded-{i}" for i, (g, k) in enumerate(zip(group_ids, keep))]
         advantages = grpo.group_advantages(rewards, labels, norm_by_std=alg.norm_adv_by_std,
-                                           epsilon=alg.adv_epsilon)  # (B,)
+                                           epsilon=alg.adv_epsilon, lone_sample="zero")  # (B,)
         # old (and reference) log-probs, computed where the workers were dealt the samples
         old, ref = self.workers.log_probs(samples)
         t_logprob = time.perf_counter() - t0
@@ -234,11 +242,16 @@ class GRPOTrainer:
     # -- the loop --------------------------------------------------------------------------------------
 
     def resume(self) -> int:
-        """Loads the latest checkpoint (if any), saved by any number of workers; returns the step to continue from."""
+        """Loads the latest complete checkpoint (if any), saved by any number of workers; returns the step to continue
+        from. Newer incomplete ones (an interrupted save or upload) are named and passed over."""
+        for skipped, problems in skipped_checkpoints(self.checkpoint_root).items():
+            print(f"not resuming from {skipped}: incomplete ({'; '.join(problems[:3])}"
+                  f"{'; ...' if len(problems) > 3 else ''})", flush=True)
         path = latest_checkpoint(self.checkpoint_root)
         if path is None:
             return 0
         state = load_trainer_state(path)
+        check_resume_config(path, self.cfg)
         if not (path / "dcp").is_dir():
             raise ValueError(f"{path} has no dcp/ folder (sharded model and optimizer state): an older version of "
                              "this trainer wrote it; resume with that version, or train into a new output dir")
@@ -255,8 +268,11 @@ class GRPOTrainer:
                              world_size=self.workers.world_size)
         return write_checkpoint(self.checkpoint_root, state, self.workers.save, keep_last=self.cfg.checkpoint.keep_last)
 
-    def fit(self, start_step: int = 0, stop_after_step: int | None = None) -> list[dict]:
+    def fit(self, start_step: int = 0, stop_after_step: int | None = None,
+            should_stop: Callable[[], bool] | None = None) -> list[dict]:
         """Runs steps start_step+1 .. total_steps (1-based in logs); `stop_after_step` stops early (an interruption).
+        `should_stop()` is asked after every step (the SageMaker entry point answers True once SIGTERM arrived): the
+        step in progress is finished, saved and logged, then fit returns without exporting the model.
 
         The final model goes to <output_dir>/model with `codefu_training.json` beside its weights (the problems
         trained on and the model GRPO started from), so an evaluation can tell seen from held-out problems."""
@@ -269,6 +285,9 @@ class GRPOTrainer:
             if cfg.trainer.test_freq and ((step + 1) % cfg.trainer.test_freq == 0 or step + 1 == total):
                 metrics.update(self.validate(step + 1))
             stopping = stop_after_step is not None and step + 1 >= stop_after_step
+            if should_stop is not None and should_stop() and step + 1 < total:
+                print(f"stop requested: saving step {step + 1} and stopping", flush=True)
+                stopping = True
             if (cfg.checkpoint.save_every and (step + 1) % cfg.checkpoint.save_every == 0) or step + 1 == total \
                     or stopping:
                 t0 = time.perf_counter()
@@ -348,6 +367,71 @@ def prepare_training(cfg) -> TrainingData:
         start_model = str(warm_started_model(cfg.model.path, rows, cfg.data.raw_path, steps=cfg.model.warm_start_steps,
                                              lr=cfg.model.warm_start_lr, seed=cfg.trainer.seed))
     return TrainingData(rows, val_rows, start_model)
+
+
+# A resumed run continues a schedule and a data order that these keys fixed when it started.
+DATA_ORDER_KEYS = ("data.train_batch_size", "data.shuffle", "trainer.seed", "data.tiers", "data.max_problems")
+SCHEDULE_KEYS = ("optim.lr", "optim.warmup_steps", "optim.lr_schedule", "algorithm.ppo_mini_batch_size",
+                 "algorithm.ppo_epochs")
+# Keys that say where and how a run executes, not what it learns: they may change freely between restarts.
+PLACEMENT_KEYS = ("name", "trainer.output_dir", "trainer.nnodes", "trainer.gpus_per_node", "trainer.worker_timeout_s",
+                  "trainer.test_freq", "trainer.val_samples", "data.val_path", "reward.num_workers")
+PLACEMENT_SECTIONS = ("checkpoint.", "tracking.")
+
+
+def _flat(tree: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def resume_config_changes(saved: dict, cfg) -> tuple[list[str], list[str]]:
+    """(refused, explained): how config `cfg` differs from the `saved` one (a checkpoint's trainer_state.json
+    config), one message per key. Refused: what would change the data order (DATA_ORDER_KEYS) or the learning-rate
+    schedule of the updates already taken (SCHEDULE_KEYS; the planned length too, under a cosine schedule).
+    Explained: every other change of what the run does (say, a new KL coefficient); PLACEMENT_KEYS pass silently."""
+    old, new = _flat(saved), _flat(cfg.to_dict())
+    refused, explained = [], []
+    cosine = "cosine" in (old.get("optim.lr_schedule"), new.get("optim.lr_schedule"))
+    for key in sorted(set(old) | set(new)):
+        before, after = old.get(key, "(absent)"), new.get(key, "(absent)")
+        if before == after or key in PLACEMENT_KEYS or key.startswith(PLACEMENT_SECTIONS):
+            continue
+        change = f"{key}: {before!r} -> {after!r}"
+        if key in DATA_ORDER_KEYS:
+            refused.append(f"{change} would change which problems the remaining steps train on (the data order is "
+                           "a seeded permutation of the problems, cut into data.train_batch_size per step)")
+        elif key in SCHEDULE_KEYS:
+            refused.append(f"{change} would change the learning-rate schedule the checkpoint's updates followed")
+        elif key in ("trainer.total_steps", "trainer.total_epochs") and cosine:
+            refused.append(f"{change} would bend the cosine schedule mid-run (its rates are planned over the "
+                           "run's whole length)")
+        elif key in ("trainer.total_steps", "trainer.total_epochs"):
+            explained.append(f"{change}: the run now ends elsewhere (a constant schedule is unaffected)")
+        elif key == "data.train_path":
+            explained.append(f"{change}: the data order holds only if it is the same problems in the same order")
+        else:
+            explained.append(change)
+    return refused, explained
+
+
+def check_resume_config(checkpoint: str | Path, cfg, report: bool = True) -> list[str]:
+    """Compares `cfg` with the config checkpoint `checkpoint` was trained with: ConfigError listing what it refuses
+    (`resume_config_changes`), else the explained changes, which it also prints (with `report`)."""
+    state = load_trainer_state(checkpoint)
+    refused, explained = resume_config_changes(state.config, cfg)
+    if refused:
+        raise ConfigError(refused + [
+            f"so this config cannot resume from {checkpoint}: restore those values to continue that run, or start a "
+            "new run (another trainer.output_dir / checkpoint.dir, or checkpoint.resume=false without --resume)"])
+    if explained and report:
+        print(f"resuming from {checkpoint} with a changed config:\n" + "\n".join(f"  {e}" for e in explained),
+              flush=True)
+    return explained
 
 
 def total_steps(cfg, n_problems: int) -> int:

@@ -1,28 +1,43 @@
 #!/usr/bin/env bash
-# GPU check of the vLLM rollout engine (issue 9): one short run on one H100/H200, no downloads.
+# GPU check (issues 9 and 19): one short run on one H100/H200, no downloads; writes $OUT/gpu_check.json.
 #
-#   OUT=runs/gpu_check bash scripts/gpu_check.sh          # writes $OUT/gpu_check.json
+#   OUT=runs/gpu_check bash scripts/gpu_check.sh                 # both parts, ~12 minutes
+#   PARTS=grpo OUT=runs/gpu_check bash scripts/gpu_check.sh      # only the GRPO steps, ~5 minutes
 #
-# Needs a GPU environment with the CUDA `vllm` wheel (README "Running on a GPU"); nothing is fetched: the models
-# are randomly initialised Qwen2s shaped like Qwen2.5-0.5B and -1.5B (real vocabulary size), the tokenizer is the
-# tiny one built from the bundled sample, the prompts are the bundled problems'. For each shape it records:
+# Needs a GPU environment with the CUDA `vllm` wheel (README "Running on a GPU"); nothing is fetched.
+#
+# Part "engine" (issue 9): randomly initialised Qwen2s shaped like Qwen2.5-0.5B and -1.5B (real vocabulary size),
+# the tiny tokenizer built from the bundled sample, the bundled problems' prompts. For each shape it records:
 #   - rollout tokens/s through VLLMRollout (log-probs on) vs plain vLLM offline (`LLM.generate`, no log-probs) on
 #     the same prompts and sampling, same engine settings (target: ours >= 95 % of plain);
 #   - sleep (level 1) / wake: device memory freed and seconds, and a wake + weight sync after a simulated update;
 #   - weight-sync seconds with the engine awake;
 #   - bf16 log-prob difference |vLLM - trainer| over the sampled tokens, before and after that update.
-# Every measurement is recorded even when a later one fails (its error goes into the JSON). Budget: ~8 minutes;
-# SHAPES, PROMPTS, N and MAX_NEW_TOKENS shrink it.
+# SHAPES, PROMPTS, N and MAX_NEW_TOKENS shrink it (~8 minutes as set).
+#
+# Part "grpo" (issue 19, scripts/gpu_grpo_check.py, adds "grpo" to the same JSON): GRPO_STEPS (3) bf16 steps at
+# lr 1e-6 through the real trainer on the tiny model, twice: one worker in this process (autocast over float32
+# master weights, vLLM in process with sleep mode: the single-GPU config's path) and one Ray worker sharded with FSDP2
+# over a one-GPU NCCL process group (MixedPrecisionPolicy bf16/fp32, weights streamed from the shards into its vLLM
+# engine, asleep during the update: the 7B configs' path, per GPU). Checks per run: >= 90 % of the float32 master
+# weights move between the first and last checkpoint (dcp/), the exported model is bf16, the mean |vLLM - trainer|
+# log-prob gap stays below 0.05. Its CPU-checkable parts run in tests/test_precision.py.
+#
+# Every measurement is recorded even when a later one fails (its error goes into the JSON); the exit status is
+# non-zero when a part failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python}"
 OUT="${OUT:-runs/gpu_check}"
 mkdir -p "$OUT"
+PARTS="${PARTS:-engine,grpo}"
 export OUT SHAPES="${SHAPES:-0.5b,1.5b}" PROMPTS="${PROMPTS:-32}" N="${N:-8}" MAX_NEW_TOKENS="${MAX_NEW_TOKENS:-256}"
 export VLLM_ENABLE_V1_MULTIPROCESSING=0 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || { echo "no GPU visible"; exit 1; }
 
-timeout 450 "$PY" - <<'PYTHON'
+status=0
+if [[ ",$PARTS," == *",engine,"* ]]; then
+timeout 450 "$PY" - <<'PYTHON' || status=1
 import gc, json, os, tempfile, time, traceback
 
 import torch
@@ -163,4 +178,11 @@ for name in os.environ["SHAPES"].split(","):
     save()
     print(name, json.dumps({k: v for k, v in record.items() if k != "traceback"}, default=str), flush=True)
 PYTHON
+fi
+
+if [[ ",$PARTS," == *",grpo,"* ]]; then
+  timeout 420 "$PY" scripts/gpu_grpo_check.py --device cuda --steps "${GRPO_STEPS:-3}" --out "$OUT/gpu_check.json" \
+    || status=1
+fi
 echo "wrote $OUT/gpu_check.json"
+exit $status

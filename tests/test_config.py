@@ -283,13 +283,15 @@ def test_the_stage_2_config_continues_from_the_model_stage_1_writes():
 def test_the_native_trainer_refuses_keys_it_would_ignore(overrides, fragment):
     from codefu_helpers.config import check_native_trainer, native_trainer_problems
 
-    cfg = ExperimentConfig().with_overrides(overrides).validate()  # valid: a launcher may render it
+    cfg = ExperimentConfig().with_overrides(overrides)  # built, not validated
     problems = native_trainer_problems(cfg)
     assert any(fragment in p for p in problems), problems
     with pytest.raises(ConfigError) as info:
         check_native_trainer(cfg)
     assert info.value.problems == problems
     assert native_trainer_problems(ExperimentConfig()) == []
+    if cfg.trainer.engine == "native":  # validate() refuses what the config's own engine cannot honour
+        assert any(fragment in p for p in _problems(cfg))
 
 
 def test_the_native_trainer_refuses_to_start_on_such_a_config(tmp_path):
@@ -298,6 +300,37 @@ def test_the_native_trainer_refuses_to_start_on_such_a_config(tmp_path):
     cfg = ExperimentConfig().with_overrides({"trainer.engine": "verl", "rollout.backend": "vllm"}).validate()
     with pytest.raises(ConfigError, match="trainer.engine='verl'"):
         GRPOTrainer(cfg, [{"prompt": []}], tmp_path)
+
+
+@pytest.mark.parametrize("overrides, fragment", [
+    ({"rollout.backend": "vllm", "rollout.tensor_parallel_size": 2, "trainer.gpus_per_node": 2},
+     "rollout.tensor_parallel_size=2: the native trainer runs one vLLM engine inside each training worker"),
+    ({"model.device": "cuda", "trainer.fsdp_cpu_offload": True},
+     "trainer.fsdp_cpu_offload=true with one worker"),
+    ({"rollout.backend": "vllm", "rollout.use_rollout_log_probs": True, "rollout.top_p": 0.9},
+     "rollout.use_rollout_log_probs=true with rollout.top_p=0.9, rollout.top_k=0"),
+    ({"rollout.backend": "vllm", "rollout.use_rollout_log_probs": True, "rollout.top_k": 20},
+     "rollout.use_rollout_log_probs=true with rollout.top_p=1.0, rollout.top_k=20"),
+    ({"model.device": "cuda", "model.dtype": "float16"}, "the native trainer has no loss scaling"),
+    ({"trainer.worker_timeout_s": 0}, "trainer.worker_timeout_s=0.0 must be > 0"),
+    ({"rollout.backend": "vllm", "model.device": "cpu", "rollout.gpu_memory_utilization": 0.5},
+     "vLLM on CPU sizes its KV cache by rollout.cpu_kv_cache_gb and would ignore it"),
+    ({"rollout.backend": "vllm", "model.device": "cuda", "rollout.cpu_kv_cache_gb": 2},
+     "vLLM on a GPU sizes its KV cache by rollout.gpu_memory_utilization and would ignore it"),
+], ids=["tp-native", "offload-one-worker", "is-top-p", "is-top-k", "fp16-native", "timeout", "gpu-kv-on-cpu",
+        "cpu-kv-on-gpu"])
+def test_keys_the_chosen_engine_cannot_honour_are_refused_by_validate(overrides, fragment):
+    """Refused before anything loads: validate() is the first thing every front end calls."""
+    assert fragment in _only_problem(ExperimentConfig().with_overrides(overrides))
+
+
+def test_what_only_the_native_engine_cannot_do_is_left_to_the_verl_renderer():
+    base = {"trainer.engine": "verl", "rollout.backend": "vllm", "model.device": "cuda", "trainer.gpus_per_node": 2}
+    ExperimentConfig().with_overrides({**base, "rollout.tensor_parallel_size": 2}).validate()  # verl shards vLLM
+    ExperimentConfig().with_overrides({**base, "trainer.gpus_per_node": 1, "trainer.fsdp_cpu_offload": True}).validate()
+    # biased importance weights are refused whichever engine runs
+    bad = ExperimentConfig().with_overrides({**base, "rollout.use_rollout_log_probs": True, "rollout.top_p": 0.95})
+    assert "every importance weight would be biased" in _only_problem(bad)
 
 
 @pytest.mark.parametrize("overrides, fragment", [

@@ -177,6 +177,9 @@ def build_cases() -> dict[str, dict]:
             ref_log_prob=pick(reference), advantages=adv, response_mask=mask, loss_agg_mode=mode,
             entropy_coef=entropy_coef, use_kl_loss=use_kl, kl_coef=0.05, kl_estimator=estimator,
             **CLIP_SETTINGS[clip_name], **NORMALISERS[norm_name])
+    for schedule, warmup, updates in (("constant", 0, 6), ("constant", 4, 9), ("cosine", 0, 10), ("cosine", 3, 12)):
+        cases[f"lr_schedule-{schedule}-warmup{warmup}-updates{updates}"] = dict(
+            kind="lr_schedule", schedule=schedule, warmup=warmup, updates=updates)
     # The one known deviation (see test_known_deviation_float32_identical_rewards): eight samples with reward 0.9.
     rewards = torch.full((8,), 0.9)
     cases["advantage_float32-identical_rewards"] = dict(
@@ -245,6 +248,11 @@ def ours(case: dict) -> dict[str, torch.Tensor]:
         return {"entropy": entropy, "loss": grpo.aggregate_loss(entropy, case["mask"], case["loss_agg_mode"])}
     if kind == "log_probs":
         return {"log_prob": grpo.token_log_probs(case["logits"], case["token_ids"], chunk_size=5)}
+    if kind == "lr_schedule":
+        from codefu_helpers.policy_ops import lr_lambda
+
+        factor = lr_lambda(case["warmup"], case["schedule"], case["updates"])
+        return {"factors": torch.tensor([factor(u) for u in range(case["updates"])], dtype=torch.float64)}
     if kind == "actor":
         logits = case["logits"].clone().requires_grad_(True)
         out = grpo.actor_loss(
@@ -331,6 +339,12 @@ def test_log_probs_match_verl(case_id, verl_out):
 @pytest.mark.parametrize("case_id", _ids("actor"))
 def test_actor_loss_and_gradient_match_verl(case_id, verl_out):
     _assert_matches(case_id, ours(CASES[case_id]), verl_out["results"][case_id], atol=2e-6)
+
+
+@pytest.mark.parametrize("case_id", _ids("lr_schedule"))
+def test_learning_rate_schedule_matches_verl(case_id, verl_out):
+    """Warm-up from 0 (update 0 runs at lr 0) and verl's cosine, update by update."""
+    _assert_matches(case_id, ours(CASES[case_id]), verl_out["results"][case_id], atol=1e-12, rtol=0)
 
 
 def test_the_grid_reaches_clipping_dual_clip_and_kl_clamps():

@@ -197,6 +197,8 @@ def test_04_sagemaker_launch(run_dir, monkeypatch):
     assert request["CheckpointConfig"]["LocalPath"] == "/opt/ml/checkpoints"
     assert "codefu_helpers.launch.entrypoint" in results["command"] and results["verl_overrides"] > 40
     assert results["cost"]["per_hour"] > 0
+    memory = results["memory_plan"]  # 7B stage 2 on 2 x 8 A100-80GB: counted before anything is uploaded
+    assert memory["fits"] and memory["device_gib"] == 80 and 0 < memory["peak_gib"] <= 80
 
 
 @pytest.mark.notebook

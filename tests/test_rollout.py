@@ -87,7 +87,11 @@ def test_rollout_values_are_checked(overrides, fragment):
 def test_vllm_only_keys_are_refused_with_the_hf_engine(key, value):
     from codefu_helpers.config import ExperimentConfig, native_trainer_problems
 
-    hf = ExperimentConfig().with_overrides({f"rollout.{key}": value}).validate()
+    from codefu_helpers.config import ConfigError
+
+    hf = ExperimentConfig().with_overrides({f"rollout.{key}": value})
     assert any(f"rollout.{key}={value} applies to vLLM only" in p for p in native_trainer_problems(hf))
+    with pytest.raises(ConfigError, match=f"rollout.{key}={value} applies to vLLM only"):
+        hf.validate()
     vllm = ExperimentConfig().with_overrides({f"rollout.{key}": value, "rollout.backend": "vllm"}).validate()
     assert native_trainer_problems(vllm) == []

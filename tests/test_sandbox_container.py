@@ -194,64 +194,69 @@ def test_auto_picks_the_container_tier_where_namespaces_are_refused_and_says_so_
 
 _NO_LANDLOCK_SCRIPT = textwrap.dedent("""
     import json, os, sys
-    from codefu_helpers.sandbox import Judge
-    from codefu_helpers.sandbox.probes import run_escape_probes
+    from codefu_helpers.sandbox import Judge, SandboxUnavailableError
     out = {}
-    with Judge(workers=1) as judge:
+    try:
+        Judge(workers=1)
+        out["refused"] = None
+    except SandboxUnavailableError as exc:
+        out["refused"] = str(exc)
+    with Judge(workers=1, programs_may_read_host_files=True) as judge:
         out["info"] = judge.info()
-        # no kernel rule keeps a program out of /tmp here: it can write there, and the judge must clean up
+        # it can read, but write nothing: not even into /tmp, which no kernel rule keeps it out of
         target = sys.argv[1]
         wrote = judge.run("python", f"open({target!r}, 'w').write('x')\\nprint('written')", [("", "written")],
                           1.0, 64 << 20)
-        out["write"] = [wrote.verdict.value, os.path.exists(target)]
-        out["probes"] = run_escape_probes(judge, names=sys.argv[2:])
+        out["write"] = [wrote.verdict.value, wrote.tests[0].stderr.strip().splitlines()[-1], os.path.exists(target)]
     print(json.dumps(out))
 """)
 
 
-@pytest.mark.slow
-def test_container_tier_without_landlock(tmp_path):
-    """A kernel without Landlock: the tier says so, a program's write to /tmp succeeds but is gone after the
-    run, and the probes that Landlock would otherwise back up are still contained."""
-    names = ["network", "abstract unix socket", "write outside tmp", "read host secrets", "daemon outliving the judge",
-             "kill the judge", "leftovers between tests", "kernel attack surface"]
-    target = f"/tmp/codefu-sweep-{os.getpid()}"
-    out, _ = run_docker_like(_NO_LANDLOCK_SCRIPT, target, *names, landlock=False)
-    assert out["info"]["isolation"] == "container" and out["info"]["landlock"] is None
-    assert "NO Landlock" in out["info"]["isolation_line"]
-    assert out["write"] == ["OK", False]  # written (no Landlock), then swept away
-    assert not Path(target).exists()
-    assert {row["probe"]: row["contained"] for row in out["probes"]} == {name: True for name in names}, out["probes"]
+def test_container_tier_without_landlock_refuses_unless_asked():
+    """A kernel without Landlock (or a profile refusing it): the tier refuses to start, naming the setting that
+    accepts the exposure; with it, the isolation line says so, and programs still write nothing anywhere."""
+    target = f"/tmp/codefu-no-landlock-{os.getpid()}"
+    out, _ = run_docker_like(_NO_LANDLOCK_SCRIPT, target, landlock=False)
+    assert "needs Landlock" in out["refused"] and "programs_may_read_host_files=True" in out["refused"]
+    assert "CODEFU_JUDGE_PROGRAMS_MAY_READ_HOST_FILES=1" in out["refused"]
+    info = out["info"]
+    assert info["isolation"] == "container" and info["landlock"] is None and info["programs_may_read_host_files"]
+    assert "NO Landlock" in info["isolation_line"] and "READ every world-readable file" in info["isolation_line"]
+    assert out["write"] == ["RE", "PermissionError: [Errno 1] Operation not permitted: " + repr(target), False]
 
 
 # --- what each worker gets -----------------------------------------------------------------------------------
 
-_WHOAMI = ("import os, stat\nst = os.stat('.')\nopen('mine.txt', 'w').write('x')\n"
+_WHOAMI = ("import os, stat\nst = os.stat('.')\n"
+           "try:\n    open('mine.txt', 'w').write('x'); wrote = 'wrote'\n"
+           "except OSError:\n    wrote = 'write refused'\n"
            "try:\n    open('/proc/self/status').read(); proc = 'proc readable'\n"
            "except OSError:\n    proc = 'proc refused'\n"
            "print(os.getuid(), os.getgid(), os.getgroups(), os.getcwd(), oct(stat.S_IMODE(st.st_mode)), st.st_uid,"
-           " proc)\n")
+           " wrote, proc, sep='|')\n")
 
 
-def test_each_worker_runs_programs_as_its_own_uid_in_a_private_scratch_directory():
+def test_each_worker_runs_programs_as_its_own_uid_in_a_directory_it_cannot_write():
     with Judge(workers=2, isolation="container") as judge:
         assert judge.isolation == "container" and judge.info()["landlock"] == host_landlock_abi()
-        slots = {str(w.slot_dir): w.uid for w in judge._workers}
-        assert len(set(slots.values())) == 2 and 0 not in slots.values()
+        uids = {w.uid for w in judge._workers}
+        assert len(uids) == 2 and 0 not in uids
         # enough samples at once that both workers take some
         results = judge.run_many([{"language": "python", "source": _WHOAMI + f"# {i}\n", "tests": [("", "")],
                                    "time_limit": 1.0, "memory_limit_bytes": 64 << 20} for i in range(8)])
         seen = set()
         for result in results:
-            uid, gid, groups, cwd, mode, owner, *proc = result.tests[0].output.strip().split(maxsplit=6)
-            assert result.verdict is Verdict.WA and cwd in slots, result.tests[0].output + result.tests[0].stderr
-            assert int(uid) == int(gid) == int(owner) == slots[cwd] and groups == "[]" and mode == "0o700"
-            assert proc == ["proc refused" if judge.info()["landlock"] else "proc readable"]
-            seen.add(cwd)
-        assert len(seen) == 2
-        for slot in slots:  # emptied after each run, and still private
-            assert os.listdir(slot) == []
-            assert os.stat(slot).st_mode & 0o777 == 0o700
+            uid, gid, groups, cwd, mode, owner, wrote, proc = result.tests[0].output.strip().split("|")
+            assert result.verdict is Verdict.WA and int(uid) in uids, result.tests[0].output + result.tests[0].stderr
+            assert int(gid) == int(uid) and groups == "[]" and cwd == str(judge._run_dir)
+            assert (mode, int(owner), wrote) == ("0o755", 0, "write refused")  # root's, read-only to the program
+            assert proc == ("proc refused" if judge.info()["landlock"] else "proc readable")
+            seen.add(int(uid))
+        assert seen == uids
+        for worker in judge._workers:  # the compiler's build directory: the slot's own, private and empty
+            assert os.listdir(worker.slot_dir) == [] and os.stat(worker.slot_dir).st_mode & 0o777 == 0o700
+            assert os.stat(worker.slot_dir).st_uid == worker.uid
+        assert os.listdir(judge._run_dir) == []
 
 
 _ORPHAN_MAKER = """
@@ -259,30 +264,28 @@ import ctypes, os, sys, time
 if not os.path.exists({marker!r}):  # the retry after the crash: nothing to do
     print(1)
     sys.exit(0)
-if os.fork() == 0:
-    os.setsid()
-    ctypes.CDLL(None).prctl(15, b"codefu-orphan", 0, 0, 0)
-    time.sleep(60)
+ctypes.CDLL(None).prctl(15, b"codefu-orphan", 0, 0, 0)
 time.sleep(30)
 """
 
 
 def test_a_server_that_dies_mid_run_leaves_no_process_of_its_uid():
-    """A daemon started by a run whose server was killed (so the per-run clean-up never happened) is killed
-    when the worker starts its next server, before the retried sample runs."""
+    """A program whose server was killed mid-run (so the per-run clean-up never happened) is killed when the worker
+    starts its next server, before the retried sample runs."""
     with Judge(workers=1, isolation="container") as judge:
-        marker = judge._bin_dir / "first-attempt"  # programs can read the binary directory: it steers them
+        marker = judge._run_dir / "first-attempt"  # programs can read their (root's) working directory: it steers
+        # them
         marker.write_text("")
         server = judge._workers[0].server
 
-        def kill_the_server_once_the_daemon_runs():
+        def kill_the_server_once_the_program_runs():
             deadline = time.monotonic() + 20
             while not _processes_named("codefu-orphan") and time.monotonic() < deadline:
                 time.sleep(0.02)
             marker.unlink()
-            os.kill(server.proc.pid, signal.SIGKILL)  # the server only: its run's daemon lives on
+            os.kill(server.proc.pid, signal.SIGKILL)  # the server (its processes follow it), not the program
 
-        killer = threading.Thread(target=kill_the_server_once_the_daemon_runs)
+        killer = threading.Thread(target=kill_the_server_once_the_program_runs)
         killer.start()
         try:
             result = judge.run("python", _ORPHAN_MAKER.format(marker=str(marker)), [("", "1")], 10.0, 64 << 20)
@@ -335,3 +338,28 @@ def test_info_names_the_tier_in_every_tier():
         assert bwrap.info()["isolation_line"].startswith("judge isolation: bwrap")
         assert container.info()["isolation"] == "container" and container.info()["isolation_reason"] is None
         assert container.info()["isolation_line"].startswith("judge isolation: CONTAINER tier")
+
+
+@pytest.mark.slow
+def test_the_training_cli_without_bubblewrap_takes_the_container_tier_and_trains(python_split, tmp_path):
+    """Issue 20: the stock PyTorch image (SageMaker's DLC) has no bubblewrap, and jobs set
+    CODEFU_JUDGE_ISOLATION=auto: the training CLI must announce the container tier, say why, and train."""
+    path = tmp_path / "bin"  # everything on PATH but bubblewrap
+    path.mkdir()
+    for folder in filter(os.path.isdir, os.environ["PATH"].split(os.pathsep)):
+        for name in os.listdir(folder):
+            if name != "bwrap" and not (path / name).exists():
+                (path / name).symlink_to(os.path.join(folder, name))
+    env = {**os.environ, "PATH": str(path), "CODEFU_JUDGE_ISOLATION": "auto", "CODEFU_JUDGE_WORKERS": "2"}
+    cmd = [sys.executable, "-m", "codefu_helpers.train", "--config", str(ROOT / "configs" / "ci_tiny.yaml"),
+           "--output-dir", str(tmp_path / "run"), "--set", f"data.train_path={python_split['train']}",
+           "data.val_path=null", "trainer.test_freq=0", "trainer.total_steps=1", "tracking.backend=none"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("judge isolation: CONTAINER tier"), proc.stdout[:2000]
+    assert first.endswith("because bubblewrap (bwrap) is not installed here"), first
+    assert f"WARNING: {first}" in proc.stderr  # loudly, too
+    assert "step 1/1" in proc.stdout
+    metrics = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [(m["step"], m["judge_isolation"], m["judge_errors"]) for m in metrics] == [(1, "container", 0)]

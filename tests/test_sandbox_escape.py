@@ -1,13 +1,27 @@
-"""Escape probes: programs that try to reach the network (TCP and abstract AF_UNIX sockets), write or read host
-files, read secrets, fork-bomb, memory-bomb, spin, ignore signals, outlive the judge, flood stdout, kill the
-judge, poke the kernel, leave files for the next test or find the expected answer. Every one must be contained,
-judged by host-side evidence (see codefu_helpers/sandbox/probes.py).
+"""The probe battery, as an attacker would write it, in every isolation tier this machine offers.
+
+Escape probes (`PROBES`): programs that try to reach the network (TCP and abstract AF_UNIX sockets), write or read
+host files, read secrets, fork-bomb, memory-bomb, spin, ignore signals, outlive the judge, flood stdout, kill the
+judge, poke the kernel, leave files for the next test or find the expected answer. Integrity probes
+(`INTEGRITY_PROBES`, issue 18): programs that try to get OK without solving the problem -- by finding an earlier
+sample's output in memory or running its binary, by hiding CPU time or memory in children, threads, memfds or
+files, by filling the disk, breaking the worker's clean-up, starving a concurrent sample, reading the host's data,
+holding capabilities, exiting before a harness's checks -- plus the oversize binary (a clear CE) and the stderr
+flood (a correct answer stays OK). Every one is judged by host-side evidence (codefu_helpers/sandbox/probes.py),
+and after every one, honest samples on every worker must still be OK.
+
+Tiers, one battery each (a module fixture), the rows asserted one test per probe:
+  bwrap         bubblewrap as root (CI)
+  userns        bubblewrap in user namespaces, as `nobody` (a laptop; the tier that kept capabilities before)
+  container     the container tier, as root, with Landlock
+  docker-like   inside a process that may not create namespaces, as Docker's default profile runs a container
+                (`docker_like`, tests/test_sandbox_container.py): `isolation="auto"` has to pick the container tier
+  no-landlock   the same, with Landlock answered by ENOSYS (a kernel before 5.13): the judge refuses to start
+                unless programs_may_read_host_files=True, and with it every probe is contained except that data
+                reads are exposed, as accepted
 
 The same checks run against an *unisolated* judge must report the attacks that work there: that is what shows
-the checks can fail. And the whole battery runs in both isolation tiers: bwrap (as root, this is CI) and
-container, the latter inside a process that may not create namespaces, as in a Docker container with the default
-seccomp profile (`docker_like`, tests/test_sandbox_container.py), where `isolation="auto"` has to pick it. Parts
-of it also run through a subprocess as `nobody`, as an ordinary user (a laptop: bubblewrap with a user namespace).
+the checks can fail (and notebook 02's table gives the verdicts the battery got before issue 18).
 """
 
 import json
@@ -24,46 +38,105 @@ from pathlib import Path
 import pytest
 
 from codefu_helpers.sandbox import Judge
-from codefu_helpers.sandbox.probes import DAEMON_NAME, PROBES, SECRET_ENV, _host_processes_named, run_escape_probes
+from codefu_helpers.sandbox.probes import (DAEMON_NAME, INTEGRITY_PROBES, PROBES, SECRET_ENV, _host_processes_named,
+                                           run_escape_probes)
 from test_sandbox_container import run_docker_like
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "5ec7e7000000000000c0ffee"
+TIERS = ["bwrap", "userns", "container", "docker-like", "no-landlock"]
+ALL_PROBES = [p.name for p in PROBES] + [p.name for p in INTEGRITY_PROBES]
+EXPOSED_WITHOUT_LANDLOCK = "read the data channels"  # what programs_may_read_host_files accepts
 
-_DOCKER_LIKE_PROBES = textwrap.dedent("""
-    import json
-    from codefu_helpers.sandbox import Judge
+_BATTERY = textwrap.dedent("""
+    import json, sys
+    from codefu_helpers.sandbox import Judge, Verdict
     from codefu_helpers.sandbox.probes import run_escape_probes
-    with Judge(workers=2) as judge:  # auto: bubblewrap cannot create namespaces here
-        print(json.dumps({"isolation": judge.isolation, "rows": run_escape_probes(judge)}))
+    kwargs = json.loads(sys.argv[1])
+    with Judge(workers=2, **kwargs) as judge:  # docker-like: auto, bubblewrap cannot create namespaces there
+        tests = [("2 3\\n", "5\\n")]
+        ok = "a, b = map(int, input().split())\\nprint(a + b)\\n"
+        cpp = "#include <cstdio>\\nint main(){int a,b;scanf(\\"%d %d\\",&a,&b);printf(\\"%d\\\\n\\",a+b);}\\n"
+        verdicts = [judge.run("python", ok, tests, 1.0, 256 << 20).verdict.value,
+                    judge.run("python", "while True: pass", tests, 0.5, 256 << 20).verdict.value,
+                    judge.run("cpp", cpp, tests, 1.0, 256 << 20).verdict.value]
+        print(json.dumps({"isolation": judge.isolation, "mode": judge.mode, "info": judge.info(),
+                          "verdicts": verdicts, "rows": run_escape_probes(judge)}))
 """)
 
 
-@pytest.fixture(scope="module", params=["bwrap", "container"])
-def probe_rows(request):
-    if request.param == "container":  # where it is used: namespaces refused, the secret in the environment
-        out, _ = run_docker_like(_DOCKER_LIKE_PROBES, env={SECRET_ENV: SECRET})
-        assert out["isolation"] == "container"
-        return {row["probe"]: row for row in out["rows"]}
-    previous = os.environ.get(SECRET_ENV)
-    os.environ[SECRET_ENV] = SECRET  # as credentials would be on a training host, before the judge starts
+def _as_nobody(script: str, kwargs: dict) -> dict:
+    """The battery as an ordinary user (bubblewrap then makes a user namespace): `nobody`, when this runs as root."""
+    if os.geteuid() != 0:
+        proc = subprocess.run([sys.executable, "-c", script, json.dumps(kwargs)], capture_output=True, text=True,
+                              timeout=900, env={**os.environ, SECRET_ENV: SECRET, "PYTHONPATH": str(ROOT)})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    home = Path(tempfile.mkdtemp(prefix="codefu-userns-"))
+    nobody = pwd.getpwnam("nobody")
+    os.chown(home, nobody.pw_uid, nobody.pw_gid)
     try:
-        with Judge(workers=2, isolation="bwrap") as judge:
-            rows = run_escape_probes(judge)
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CODEFU_JUDGE_CACHE": str(home / "cache"),
+               "HOME": str(home), SECRET_ENV: SECRET}
+        proc = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                               "/usr/bin/python3", "-c", script, json.dumps(kwargs)], env=env, cwd=home,
+                              capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
     finally:
-        if previous is None:
-            os.environ.pop(SECRET_ENV, None)
-        else:
-            os.environ[SECRET_ENV] = previous
-    return {row["probe"]: row for row in rows}
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", params=TIERS)
+def battery(request):
+    """{"tier", "isolation", "mode", "info", "verdicts", "rows": {probe: row}} of one tier's battery."""
+    tier = request.param
+    if tier in ("container", "docker-like", "no-landlock") and os.geteuid() != 0:
+        pytest.skip("the container tier runs as root (as SageMaker jobs do)")
+    if tier == "userns":
+        out = _as_nobody(_BATTERY, {"isolation": "bwrap"})
+    elif tier == "docker-like":
+        out, _ = run_docker_like(_BATTERY, json.dumps({}), env={SECRET_ENV: SECRET})
+    elif tier == "no-landlock":
+        out, _ = run_docker_like(_BATTERY, json.dumps({"programs_may_read_host_files": True}), landlock=False,
+                                 env={SECRET_ENV: SECRET})
+    else:
+        previous = os.environ.get(SECRET_ENV)
+        os.environ[SECRET_ENV] = SECRET  # as credentials would be on a training host, before the judge starts
+        try:
+            with Judge(workers=2, isolation=tier) as judge:
+                out = {"isolation": judge.isolation, "mode": judge.mode, "info": judge.info(), "verdicts": None,
+                       "rows": run_escape_probes(judge)}
+        finally:
+            if previous is None:
+                os.environ.pop(SECRET_ENV, None)
+            else:
+                os.environ[SECRET_ENV] = previous
+    out["tier"] = tier
+    out["rows"] = {row["probe"]: row for row in out["rows"]}
+    return out
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [p.name for p in PROBES])
-def test_probe_is_contained(probe_rows, name):
-    row = probe_rows[name]
-    assert row["contained"], row
+def test_the_tier_is_the_one_asked_for_and_judges_plainly(battery):
+    expected = {"bwrap": ("bwrap", "root"), "userns": ("bwrap", "userns"), "container": ("container", "container"),
+                "docker-like": ("container", "container"), "no-landlock": ("container", "container")}
+    assert (battery["isolation"], battery["mode"]) == expected[battery["tier"]]
+    assert battery["verdicts"] in (None, ["OK", "TLE", "OK"])
+    assert battery["info"]["landlock"] is None if battery["tier"] == "no-landlock" else True
+    assert "one process per program" in battery["info"]["isolation_line"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ALL_PROBES)
+def test_probe_is_contained(battery, name):
+    row = battery["rows"][name]
+    assert row["honest_after"], row  # the judge still judges honest samples right after it
     assert row["judge_error"] is None, row
+    if battery["tier"] == "no-landlock" and name == EXPOSED_WITHOUT_LANDLOCK:
+        assert not row["contained"] and "EXPOSED, as accepted" in row["evidence"], row  # the accepted exposure
+        return
+    assert row["contained"], row
 
 
 def test_the_checks_catch_attacks_that_work_without_isolation():
@@ -76,63 +149,6 @@ def test_the_checks_catch_attacks_that_work_without_isolation():
         for pid in _host_processes_named(DAEMON_NAME):  # the daemon did escape: clean up after it
             os.kill(pid, signal.SIGKILL)
     assert {name: rows[name]["contained"] for name in names} == {name: False for name in names}
-
-
-_USERNS_SCRIPT = textwrap.dedent("""
-    import json, os, sys
-    from codefu_helpers.sandbox import Judge, Verdict
-    from codefu_helpers.sandbox.probes import run_escape_probes
-    out = {}
-    with Judge(workers=1) as judge:
-        out["mode"] = judge.mode
-        tests = [("2 3\\n", "5\\n")]
-        ok = "a, b = map(int, input().split())\\nprint(a + b)\\n"
-        cpp = "#include <cstdio>\\nint main(){int a,b;scanf(\\"%d %d\\",&a,&b);printf(\\"%d\\\\n\\",a+b);}\\n"
-        out["verdicts"] = [judge.run("python", ok, tests, 1.0, 256 << 20).verdict.value,
-                           judge.run("python", "while True: pass", tests, 0.5, 256 << 20).verdict.value,
-                           judge.run("cpp", cpp, tests, 1.0, 256 << 20).verdict.value]
-        out["probes"] = run_escape_probes(judge, names=sys.argv[1:])
-    print(json.dumps(out))
-""")
-
-
-@pytest.fixture
-def user_dir(tmp_path):
-    """A working directory the unprivileged user can use (pytest's own tmp tree is private to root)."""
-    if os.geteuid() != 0:
-        yield tmp_path
-        return
-    path = Path(tempfile.mkdtemp(prefix="codefu-userns-"))
-    nobody = pwd.getpwnam("nobody")
-    os.chown(path, nobody.pw_uid, nobody.pw_gid)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.mark.slow
-def test_ordinary_user_mode(user_dir):
-    """bubblewrap with a user namespace (no root): the verdicts and the escape probes hold there too."""
-    names = ["network", "write outside tmp", "read host secrets", "fork bomb", "daemon outliving the judge",
-             "kill the judge", "kernel attack surface", "leftovers between tests", "memory bomb"]
-    script = user_dir / "userns.py"
-    script.write_text(_USERNS_SCRIPT)
-    script.chmod(0o644)
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CODEFU_JUDGE_CACHE": str(user_dir / "cache"),
-           "HOME": str(user_dir), SECRET_ENV: SECRET}
-    if os.geteuid() == 0:  # CI runs as root: drop to nobody, who can still use bubblewrap unprivileged
-        nobody = pwd.getpwnam("nobody")
-        cmd = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
-               "/usr/bin/python3", str(script), *names]
-    else:
-        cmd = [sys.executable, str(script), *names]
-    proc = subprocess.run(cmd, env=env, cwd=user_dir, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["mode"] == "userns"
-    assert out["verdicts"] == ["OK", "TLE", "OK"]
-    assert {row["probe"]: row["contained"] for row in out["probes"]} == {name: True for name in names}, out["probes"]
 
 
 _NO_SYS_ADMIN_SCRIPT = textwrap.dedent("""

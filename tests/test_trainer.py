@@ -125,7 +125,7 @@ def test_samples_whose_judging_failed_do_not_change_the_update(tiny, tmp_path):
 
 def test_schedule_and_step_count():
     warm = lr_lambda(4, "constant", 100)
-    assert [round(warm(i), 2) for i in range(6)] == [0.2, 0.4, 0.6, 0.8, 1.0, 1.0]
+    assert [round(warm(i), 2) for i in range(6)] == [0.0, 0.25, 0.5, 0.75, 1.0, 1.0]  # from 0, as documented
     cos = lr_lambda(0, "cosine", 10)
     assert cos(0) == 1.0 and cos(5) == pytest.approx(0.5) and cos(10) == pytest.approx(0.0)
     cfg = _config(4, 2)
@@ -230,6 +230,10 @@ def test_logged_rollout_numbers_equal_the_samples_of_the_step(easy_python_rows, 
     assert metrics["response_length_max"] == max(lengths) and metrics["response_tokens"] == sum(lengths)
     assert metrics["truncated"] == sum(s.finish_reason == "length" for s in samples)
     assert metrics["judge_errors"] == len(results) - len(valid)
+    counts = {}
+    for group, keep in zip(last["group_ids"], last["keep"]):
+        counts[group] = counts.get(group, 0) + (keep > 0)
+    assert metrics["groups_without_baseline"] == sum(1 for c in counts.values() if c < 2)
     assert sum(v for k, v in metrics.items() if k.startswith("status/")) == len(samples)
     assert metrics["tokens_per_second"] == pytest.approx(metrics["response_tokens"] / metrics["time_generate"])
     assert [r["reward_model"]["ground_truth"]["name"] for r in last["rows"]] == \
@@ -319,3 +323,149 @@ def test_logged_rollout_log_prob_gap_and_importance_weights_equal_a_direct_compu
     # an engine without log-probs (HF) reports nothing
     assert rollout_log_prob_check([Sample([1], [2], "", "stop").rollout_log_probs], [torch.tensor([-1.0])], True,
                                   2.0) == ({}, None)
+
+
+# ------------------------------------------------------------------------------------ the robust loop (issue 19)
+
+
+def test_a_group_left_with_one_valid_sample_gets_no_advantage(tiny, tmp_path):
+    """Three of four samples' judging failed: the one left has nothing to be compared with. Its raw reward used as
+    an advantage (verl's pass-through) would move the policy; advantage 0 leaves it where it was."""
+    model, tokenizer = tiny
+    cfg = _config(1, 4).with_overrides(["optim.weight_decay=0", "algorithm.entropy_coef=0"])
+    trainer = GRPOTrainer(cfg, [{"prompt": [{"role": "user", "content": "x"}]}], tmp_path,
+                          model=copy.deepcopy(model), tokenizer=tokenizer)
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    failed = Scored(0.0, False, True, "judge_error", {})
+    results = [Scored(1.0, True, False, "ok", {}), failed, failed, failed]
+    keep = [1.0, 0.0, 0.0, 0.0]
+    trainer._update(_random_samples(2), [0, 0, 0, 0], results, keep)
+    assert trainer.last_step["advantages"].tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert all(torch.equal(before[k], v) for k, v in trainer.model.state_dict().items()), "a lone sample moved it"
+    # what the old pass-through gave that sample, and a group of two valid samples still learns
+    assert grpo_advantages([1.0], [0])[0] == pytest.approx(1.0, abs=1e-5)
+    adv = grpo_advantages([1.0, 0.0, 0.5, -1.0], ["a", "a", "b", "b"], lone_sample="zero")
+    assert adv[0] > 0 > adv[1] and adv[2] > 0 > adv[3]
+    from codefu_helpers.grpo import groups_without_baseline
+
+    assert groups_without_baseline([0, 0, 0, 0], keep) == 1
+    assert groups_without_baseline(["a", "a", "b", "b", "c"], [1, 1, 1, 0, 0]) == 2  # b: one valid, c: none
+    assert groups_without_baseline(["a", "a"], [1, 1]) == 0
+
+
+def grpo_advantages(rewards, groups, **kwargs):
+    from codefu_helpers.grpo import group_advantages
+
+    return group_advantages(torch.tensor(rewards, dtype=torch.float64), groups, **kwargs).tolist()
+
+
+def test_importance_weights_scale_the_policy_loss_in_the_update(tiny, tmp_path):
+    """use_rollout_log_probs: each token's policy loss is weighted by min(exp(old - engine), cap). The logged gradient
+    norm equals the one of the weighted loss computed directly, and not the unweighted one: a trainer that dropped
+    the weights would fail here."""
+    from codefu_helpers import grpo
+
+    model, tokenizer = tiny
+    cfg = _config(1, 4).with_overrides(["optim.grad_clip=null", "algorithm.entropy_coef=0.0"])
+    trainer = GRPOTrainer(cfg, [{"prompt": [{"role": "user", "content": "x"}]}], tmp_path,
+                          model=copy.deepcopy(model), tokenizer=tokenizer)
+    trainer.cfg.rollout.use_rollout_log_probs = True  # an HF run cannot ask for it; the engine's log-probs are made
+    policy = copy.deepcopy(trainer.model)
+    samples = _random_samples(4)
+    batch = pack(samples, tokenizer.pad_token_id)
+    with torch.no_grad():
+        old, _ = response_log_probs(policy, batch)
+    shift = 0.8 * torch.rand(old.shape, generator=torch.Generator().manual_seed(2)) - 0.4  # (B, T)
+    for i, s in enumerate(samples):  # the engine's log-probs: the policy's, off by a per-token shift
+        s.rollout_log_probs = (old[i, :len(s.response_ids)] - shift[i, :len(s.response_ids)]).tolist()
+    scores = [1.0, 0.0, 0.5, -1.0]
+    logged = trainer._update(samples, [0] * 4, [Scored(x, x == 1.0, False, "ok", {}) for x in scores], [1.0] * 4)
+
+    def grad_norm(weights):
+        model_copy = copy.deepcopy(policy)
+        log_prob, _ = response_log_probs(model_copy, batch)
+        advantages = grpo.token_advantages(grpo.group_advantages(torch.tensor(scores), [0] * 4), batch.response_mask)
+        out = grpo.actor_loss(log_prob, old, advantages * weights, batch.response_mask, clip_ratio_low=0.2,
+                              clip_ratio_high=0.28, clip_ratio_c=3.0, max_response_length=cfg.data.max_response_length)
+        out.loss.backward()
+        return float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model_copy.parameters()
+                                                           if p.grad is not None])))
+
+    weights = torch.exp(shift).clamp(max=cfg.rollout.rollout_is_cap) * batch.response_mask
+    weighted, unweighted = grad_norm(weights), grad_norm(torch.ones_like(weights))
+    assert abs(weighted - unweighted) > 0.02 * unweighted, "pick shifts that change the gradient"
+    assert logged["grad_norm"] == pytest.approx(weighted, rel=1e-4)
+    mask = batch.response_mask.bool()
+    assert logged["rollout_is_weight_mean"] == pytest.approx(float(weights[mask].mean()), rel=1e-5)
+
+
+def test_the_schedule_advances_only_with_optimizer_steps_taken(tiny, tmp_path):
+    """A non-finite gradient skips the optimizer step, and the warm-up does not move on without it: the next update
+    runs at the rate the skipped one would have used (warm-up from 0: update k at k / warmup x lr)."""
+    model, tokenizer = tiny
+    cfg = _config(1, 4).with_overrides(["optim.warmup_steps=4"])
+    trainer = GRPOTrainer(cfg, [{"prompt": [{"role": "user", "content": "x"}]}], tmp_path,
+                          model=copy.deepcopy(model), tokenizer=tokenizer)
+    samples = _random_samples(4)
+    old, ref = trainer.workers.log_probs(samples)
+    norms = __import__("codefu_helpers.grpo", fromlist=["x"]).loss_normalisers(pack(samples, 0).response_mask)
+
+    def update(advantage):
+        items = {i: {"sample": s, "keep": 1.0, "advantage": advantage, "old": old[i], "ref": ref[i], "is_weight": None}
+                 for i, s in enumerate(samples)}
+        return trainer.workers.update(items, [0, 1, 2, 3], norms)
+
+    skipped = update(float("nan"))
+    assert not skipped["finite"] and skipped["lr"] == 0.0
+    rates = [update(1.0)["lr"] for _ in range(3)]
+    assert rates == pytest.approx([0.0, 0.25 * cfg.optim.lr, 0.5 * cfg.optim.lr])
+
+
+def test_a_judge_that_does_not_answer_in_time_is_a_judge_error_not_a_hang():
+    import time as clock
+
+    from codefu_helpers.workers.judge import LocalJudgePool
+
+    def slow(*args, **kwargs):
+        clock.sleep(1)
+        return {"score": 1.0, "status": "ok"}
+
+    pool = LocalJudgePool(slow, 1, "linear")
+    row = {"data_source": "codecontests", "reward_model": {"ground_truth": {}}, "extra_info": {}}
+    start = clock.monotonic()
+    (late,) = pool.results([pool.submit("print(1)", row)], timeout_s=0.3)
+    assert clock.monotonic() - start < 0.9
+    assert late.judge_error and "did not answer within trainer.worker_timeout_s=0.3 s" in late.details["error"]
+    pool.close()
+
+
+def test_resume_refuses_what_changes_the_data_order_or_the_schedule_and_explains_the_rest(tmp_path, capsys):
+    from codefu_helpers.checkpoint import TrainerState, write_checkpoint
+    from codefu_helpers.config import ConfigError
+    from codefu_helpers.trainer import check_resume_config
+
+    cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "ci_tiny.yaml")
+    path = write_checkpoint(tmp_path, TrainerState(step=2, data_position=4, mlflow_run_id=None,
+                                                   config=cfg.to_dict()), lambda folder: None)
+    assert check_resume_config(path, cfg) == []
+    # where it runs may change freely (another worker count, tracking, checkpoint placement)
+    assert check_resume_config(path, cfg.with_overrides(["trainer.gpus_per_node=2", "tracking.backend=none",
+                                                         "checkpoint.keep_last=5", "trainer.worker_timeout_s=60"])) == []
+    for override, fragment in (("data.train_batch_size=4", "data.train_batch_size: 2 -> 4 would change which problems"),
+                               ("trainer.seed=1", "trainer.seed: 0 -> 1"),
+                               ("optim.lr=2e-5", "optim.lr: 1e-05 -> 2e-05 would change the learning-rate schedule"),
+                               ("optim.warmup_steps=3", "optim.warmup_steps: 0 -> 3"),
+                               ("algorithm.ppo_mini_batch_size=2", "algorithm.ppo_mini_batch_size: 1 -> 2")):
+        with pytest.raises(ConfigError) as info:
+            check_resume_config(path, cfg.with_overrides([override]))
+        assert fragment in str(info.value) and "restore those values" in str(info.value), override
+    # a longer run: refused under a cosine schedule (its end moves), explained under a constant one
+    cosine = cfg.with_overrides(["optim.lr_schedule=cosine"])
+    cosine_path = write_checkpoint(tmp_path / "cosine", TrainerState(2, 4, None, cosine.to_dict()), lambda f: None)
+    with pytest.raises(ConfigError, match="would bend the cosine schedule mid-run"):
+        check_resume_config(cosine_path, cosine.with_overrides(["trainer.total_steps=8"]))
+    capsys.readouterr()
+    explained = check_resume_config(path, cfg.with_overrides(["trainer.total_steps=8", "algorithm.kl_coef=0.01"]))
+    assert explained == ["algorithm.kl_coef: 0.001 -> 0.01",
+                         "trainer.total_steps: 4 -> 8: the run now ends elsewhere (a constant schedule is unaffected)"]
+    assert "with a changed config:\n  algorithm.kl_coef: 0.001 -> 0.01" in capsys.readouterr().out

@@ -110,6 +110,13 @@ def test_the_flagship_config_renders_with_the_keys_verl_needs():
     assert rendered["actor_rollout_ref.rollout.n"] == str(cfg.rollout.n)
     assert rendered["data.max_response_length"] == str(cfg.data.max_response_length)
     assert rendered["trainer.nnodes"] == "4" and rendered["trainer.n_gpus_per_node"] == "8"
+    # precision: the actor trains float32 master weights with bf16 compute and float32 gradient reduction
+    assert rendered["actor_rollout_ref.actor.fsdp_config.model_dtype"] == "fp32"
+    assert rendered["+actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype"] == "bf16"
+    assert rendered["+actor_rollout_ref.actor.fsdp_config.mixed_precision.reduce_dtype"] == "fp32"
+    assert rendered["actor_rollout_ref.actor.fsdp_config.dtype"] == "bfloat16"
+    assert rendered["actor_rollout_ref.ref.fsdp_config.model_dtype"] == "bf16"
+    assert rendered["actor_rollout_ref.rollout.dtype"] == "bfloat16"
     assert rendered["trainer.logger"] == "[console,mlflow]"
     assert rendered["trainer.default_local_dir"] == str(Path(cfg.checkpoint_dir()).resolve())
     # data.tiers is applied by us before verl starts: verl reads the selected rows
@@ -157,17 +164,11 @@ def test_dry_run_prints_the_overrides_one_per_line_and_nothing_else():
     assert all("=" in line and " " not in line.split("=", 1)[0] for line in lines)
 
 
-def test_the_entry_point_runs_verl_main_ppo_then_merges_the_last_checkpoint(tmp_path):
-    from codefu_helpers.launch.verl_engine import merge_command, verl_command, verl_overrides
+def test_the_entry_point_runs_verl_main_ppo_with_the_overrides():
+    from codefu_helpers.launch.verl_engine import verl_command, verl_overrides
 
     cfg = _verl_cfg()
     assert verl_command(cfg, python="/opt/py") == ["/opt/py", "-m", "verl.trainer.main_ppo", *verl_overrides(cfg)]
-    with pytest.raises(FileNotFoundError, match="saved no checkpoint"):
-        merge_command(tmp_path, tmp_path / "model", python="/opt/py")
-    (tmp_path / "latest_checkpointed_iteration.txt").write_text("7\n")
-    assert merge_command(tmp_path, "/opt/ml/model", python="/opt/py") == [
-        "/opt/py", "-m", "verl.model_merger", "merge", "--backend", "fsdp",
-        "--local_dir", str(tmp_path / "global_step_7" / "actor"), "--target_dir", "/opt/ml/model"]
 
 
 def test_tier_selection_is_written_for_verl_as_the_native_trainer_selects(tmp_path, python_split):
@@ -197,7 +198,7 @@ def verl_run(tmp_path_factory, python_split):
     tmp = tmp_path_factory.mktemp("verl")
     cfg = _verl_cfg(**{"data.train_path": str(python_split["train"]), "data.val_path": str(python_split["test"]),
                        "reward.mode": "stage1", "trainer.output_dir": str(tmp), "rollout.use_rollout_log_probs": True,
-                       "algorithm.ppo_max_token_len_per_gpu": 40000, "rollout.top_k": 20})
+                       "algorithm.ppo_max_token_len_per_gpu": 40000})
     overrides = verl_overrides(cfg)
     gold = {p["name"]: p["solutions"]["solution"][p["solutions"]["language"].index(3)]
             for p in load_problems(REPO / "data" / "sample") if 3 in p["solutions"]["language"]}

@@ -142,6 +142,17 @@ def run_actor(case):
     }
 
 
+def run_lr_schedule(case):
+    """verl's LambdaLR multipliers (verl.utils.torch_functional) for optimizer updates 0 .. updates - 1."""
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+    if case["schedule"] == "cosine":
+        scheduler = verl_F.get_cosine_schedule_with_warmup(optimizer, case["warmup"], case["updates"])
+    else:
+        scheduler = verl_F.get_constant_schedule_with_warmup(optimizer, case["warmup"])
+    factors = [scheduler.lr_lambdas[0](step) for step in range(case["updates"])]
+    return {"factors": torch.tensor(factors, dtype=torch.float64)}
+
+
 RUNNERS = {
     "advantage": run_advantage,
     "advantage_float32": run_advantage,
@@ -151,6 +162,7 @@ RUNNERS = {
     "entropy": run_entropy,
     "log_probs": run_log_probs,
     "actor": run_actor,
+    "lr_schedule": run_lr_schedule,
 }
 
 

@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..sandbox.isolation import private_directory
+
 __all__ = ["RayNode", "RayStartError", "port_open", "wait_for_port", "wait_for_hosts", "ray_executable"]
 
 STARTED_MARKER = "Ray runtime started"
@@ -79,7 +81,7 @@ class RayNode:
     dashboard_host: str = "0.0.0.0"     # reachable from the instance (SSM port forward); loopback in a simulation
     dashboard: bool = True                # head: serve the Ray dashboard
     metrics_export_port: int = 8080
-    temp_dir: str | None = None          # head only: Ray's session files (short path: unix sockets live there)
+    temp_dir: str | None = None          # head only: holds Ray's session files (short path: unix sockets live there)
     extra_args: list[str] = field(default_factory=list)  # e.g. fixed ports, --num-gpus, --object-store-memory
     env: dict[str, str] | None = None
     # The node runs in its own session, which Linux schedules as one group against other sessions
@@ -100,8 +102,8 @@ class RayNode:
                      "--include-dashboard", str(self.dashboard).lower(),
                      "--dashboard-host", self.dashboard_host, "--dashboard-port", str(self.dashboard_port),
                      "--metrics-export-port", str(self.metrics_export_port)]
-            if self.temp_dir:
-                argv += ["--temp-dir", self.temp_dir]
+            if self.temp_dir:  # Ray makes its temp dir 0777: it gets one inside the given, private, directory
+                argv += ["--temp-dir", os.path.join(self.temp_dir, "ray")]
         else:
             argv += ["--address", self.address]
         return argv + list(self.extra_args)
@@ -111,13 +113,19 @@ class RayNode:
         time.monotonic() deadline `until` when given (a joining host whose head is still coming up).
         RayStartError with the log tail when it never came up."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.head and self.temp_dir:
+            private_directory(self.temp_dir)
         attempt = 0
         while True:
             attempt += 1
             offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+            env = dict(os.environ if self.env is None else self.env)
+            # no drain on stop: these nodes hold no Serve replicas, and a stopping SageMaker host's grace period
+            # (120 s) is for the checkpoint save, not for a 30 s idle drain
+            env.setdefault("RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S", "0")
             with open(self.log_path, "ab") as log:
                 self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                                start_new_session=True, env=self.env)
+                                                start_new_session=True, env=env)
             self._set_autogroup_nice()
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:

@@ -1,11 +1,17 @@
 """The SageMaker training job's entry point: runs on every host, forms one Ray cluster, trains on the head.
 
-    python -m codefu_helpers.launch.entrypoint --config /opt/ml/input/data/config/config.yaml
+    exec python -m codefu_helpers.launch.entrypoint --config /opt/ml/input/data/config/config.yaml
 
 Every flag defaults to SageMaker's paths, so the job's command is just the line above. What happens:
 
+0. as the container's PID 1 (the job's command `exec`s it from the SDK's driver script, itself PID 1 until then) it
+   stays PID 1 as a small init: it runs the entry point proper as its child, passes SIGTERM/SIGINT on to it and
+   reaps orphaned processes. SageMaker stops a job (StopTrainingJob, max_run, a Spot reclaim) with SIGTERM to PID 1
+   and SIGKILL after a grace period (120 s); a shell as PID 1 drops it, so without this nothing would save;
 1. every host checks that the judge can isolate model-written programs here (`sandbox.require_isolation`)
-   and prints the tier;
+   and prints the tier; NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are pinned to the interface SageMaker names in
+   resourceconfig.json (`network_interface_name`), unless already set; host names are resolved with retries
+   until --dns-timeout (the cluster's DNS can lag a host's start);
 2. the first host of `resourceconfig.json` ("hosts"[0]) starts the Ray head (dashboard on --dashboard-port,
    Prometheus metrics on --metrics-export-port); every other host waits for the head's port and joins;
 3. the head waits until a live Ray node carries every host's name; past --join-timeout it exits non-zero
@@ -13,14 +19,19 @@ Every flag defaults to SageMaker's paths, so the job's command is just the line 
 4. the head trains: trainer.engine=native runs `codefu_helpers.train.run`, whose controller (on the head)
    places trainer.nnodes x trainer.gpus_per_node FSDP2 workers on the cluster's nodes through $RAY_ADDRESS
    (workers on other hosts ship their checkpoint shards to the head, whose checkpoint dir SageMaker
-   uploads); trainer.engine=verl runs `python -m verl.trainer.main_ppo <overrides>` against the cluster
-   and then merges verl's last checkpoint into an HF model. Checkpoints go to --checkpoint-dir (SageMaker
-   syncs it with S3, so a restarted or Spot-interrupted job resumes), metrics/config/MLflow to --output-dir,
-   the final model to --model-dir (uploaded as model.tar.gz);
-5. the head stops its Ray node; worker hosts see the head's port close and leave with exit code 0.
+   uploads); trainer.engine=verl runs `python -m verl.trainer.main_ppo <overrides>` against the cluster, first
+   pointing it at the newest complete checkpoint (`verl_engine.resume_step`), and then copies the HF model rank 0
+   saved with the last checkpoint into the model directory; the other hosts prune old verl steps on their own
+   disks. Checkpoints go to --checkpoint-dir (SageMaker syncs it with S3, so a restarted or Spot-interrupted job
+   resumes), metrics/config/MLflow to --output-dir, the final model to --model-dir (uploaded by SageMaker);
+5. on SIGTERM the native trainer finishes the step in progress, saves it and stops (exit 143, no failure file);
+   the other hosts keep their Ray nodes up until the head is done, since the head's checkpoint needs their
+   shards. verl is sent SIGTERM too; it keeps the checkpoints it already saved (it has no save-on-signal);
+6. the head stops its Ray node; worker hosts see the head's port close and leave with exit code 0.
 
 Any error ends with the failure file written (SageMaker shows its text as the job's failure reason) and a
-non-zero exit. `python -m codefu_helpers.launch.simulate` runs this same module as N hosts on one machine.
+non-zero exit. `python -m codefu_helpers.launch.simulate` runs the same job on one machine: each host its own disk,
+the SDK's driver as PID 1 of its own PID namespace; it passes per-host flags (ports) in $CODEFU_ENTRYPOINT_ARGS.
 """
 
 from __future__ import annotations
@@ -28,11 +39,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -43,12 +56,19 @@ from ..config import ExperimentConfig
 __all__ = ["main", "HostInfo", "read_resource_config", "training_config"]
 
 FAILURE_LIMIT = 1000  # SageMaker keeps the first 1 KiB of the failure file as the job's failure reason
+EXTRA_ARGS_ENV = "CODEFU_ENTRYPOINT_ARGS"   # more flags, from the environment (the simulation's per-host ports)
+CHILD_ENV = "CODEFU_ENTRYPOINT_CHILD"       # set in the entry point that PID 1 runs
+STOPPED_EXIT = 128 + signal.SIGTERM
+STOP_SIGNAL = signal.SIGUSR1                # how PID 1 passes SIGTERM on to the entry point (Ray leaves it alone)
+STOP = threading.Event()                    # set by SIGTERM
+_TRAINING = threading.Event()               # set once the cluster is up: from then on SIGTERM lets the step finish
 
 
 @dataclass
 class HostInfo:
     current: str
     hosts: list[str]
+    interface: str | None = None    # network_interface_name: the interface the hosts reach each other on
 
     @property
     def is_head(self) -> bool:
@@ -67,7 +87,7 @@ def read_resource_config(path: str | Path) -> HostInfo:
     if not isinstance(hosts, list) or not hosts or current not in hosts:
         raise SystemExit(f"{path} must name current_host and list it in hosts; got current_host={current!r}, "
                          f"hosts={hosts!r}")
-    return HostInfo(current=current, hosts=hosts)
+    return HostInfo(current=current, hosts=hosts, interface=raw.get("network_interface_name"))
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -94,7 +114,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="CPU share of this host's Ray session against other sessions (simulated hosts on one machine)")
     p.add_argument("--verl-python", default=sys.executable, help="interpreter with verl installed (engine=verl)")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between checks of the head (worker hosts)")
-    return p.parse_args(argv)
+    p.add_argument("--dns-timeout", type=float, default=300.0,
+                   help="seconds to keep retrying the resolution of a host name before failing")
+    extra = shlex.split(os.environ.get(EXTRA_ARGS_ENV, ""))
+    return p.parse_args((list(sys.argv[1:]) if argv is None else list(argv)) + extra)
 
 
 def training_config(args: argparse.Namespace, n_hosts: int) -> ExperimentConfig:
@@ -111,13 +134,47 @@ def training_config(args: argparse.Namespace, n_hosts: int) -> ExperimentConfig:
     return cfg
 
 
-def _host_ip(host: str, mapping: dict[str, str]) -> str:
+def resolve_host(host: str, mapping: dict[str, str], timeout: float, log=print, poll: float = 1.0) -> str:
+    """The address of `host`: from --host-ip, else DNS, retried until `timeout` seconds passed (SageMaker registers
+    the algo-N names as the hosts come up, so a fast host may ask before a slow one exists)."""
     if host in mapping:
         return mapping[host]
-    try:
-        return socket.gethostbyname(host)
-    except OSError as exc:
-        raise SystemExit(f"cannot resolve host {host!r} ({exc}); pass --host-ip {host}=ADDRESS") from None
+    deadline = time.monotonic() + timeout
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return socket.gethostbyname(host)
+        except OSError as exc:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SystemExit(f"cannot resolve host {host!r} after {attempt} attempts in {timeout:.0f} s ({exc}); "
+                                 f"the cluster's DNS never knew it: pass --host-ip {host}=ADDRESS, or raise "
+                                 "--dns-timeout") from None
+            if attempt == 1:
+                log(f"host {host!r} does not resolve yet ({exc}); retrying for up to {timeout:.0f} s")
+            time.sleep(min(poll, remaining))
+            poll = min(poll * 1.5, 5.0)
+
+
+def pin_interface(interface: str | None, log=print) -> dict[str, str]:
+    """NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME = the interface resourceconfig.json names, unless already set (NCCL
+    and gloo otherwise pick one themselves, and a wrong pick hangs the first collective between hosts). Set in this
+    process's environment, so the Ray nodes started afterwards (and their workers) inherit it. Returns what it set."""
+    if not interface:
+        return {}
+    names = {name for _, name in socket.if_nameindex()}
+    if interface not in names:
+        raise SystemExit(f"resourceconfig.json names network interface {interface!r}, which this host does not have "
+                         f"(it has {', '.join(sorted(names))}); set NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME in the "
+                         "job's environment to the right one")
+    pinned = {}
+    for name in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
+        if not os.environ.get(name):
+            os.environ[name] = pinned[name] = interface
+    if pinned:
+        log(f"network interface {interface}: " + ", ".join(f"{k}={v}" for k, v in pinned.items()))
+    return pinned
 
 
 def write_failure(path: str | Path, message: str) -> None:
@@ -136,21 +193,34 @@ def check_judge_isolation(host: str) -> str:
     return str(info.get("isolation"))
 
 
-def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> None:
+def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> int:
+    """Trains on the head; returns the exit code (STOPPED_EXIT when SIGTERM stopped it after a save)."""
     model_dir, produced = Path(args.model_dir), Path(cfg.trainer.output_dir) / "model"
     if cfg.trainer.engine == "verl":
-        from .verl_engine import merge_command, verl_command, write_selected_train_rows
+        from .verl_engine import export_model, prune_steps, resume_step, verl_command, write_selected_train_rows
 
         write_selected_train_rows(cfg)
+        resume_step(cfg.checkpoint_dir())
         train = verl_command(cfg, python=args.verl_python)
         print("$ " + " ".join(train[:3]) + f" ... ({len(train) - 3} overrides)", flush=True)
-        subprocess.run(train, check=True)
-        # after training: the merge reads which step verl saved last
-        subprocess.run(merge_command(cfg.checkpoint_dir(), model_dir, python=args.verl_python), check=True)
-        return
+        verl = subprocess.Popen(train)
+        while verl.poll() is None:
+            if STOP.is_set():  # verl has no save-on-signal: pass SIGTERM on, its saved checkpoints stand
+                verl.send_signal(signal.SIGTERM)
+                verl.wait()
+                return STOPPED_EXIT
+            time.sleep(1.0)
+        if verl.returncode:
+            raise subprocess.CalledProcessError(verl.returncode, train)
+        prune_steps(cfg.checkpoint_dir(), cfg.checkpoint.keep_last)
+        export_model(cfg.checkpoint_dir(), model_dir)  # rank 0's HF model of the last step: no other host's shard
+        return 0
     from ..train import run
 
-    run(cfg)
+    run(cfg, should_stop=_stop_requested)
+    if STOP.is_set() and not produced.exists():
+        print("stopped on SIGTERM after saving the last step; the restarted job resumes from it", flush=True)
+        return STOPPED_EXIT
     if produced.resolve() != model_dir.resolve():  # SageMaker uploads --model-dir; the trainer writes <output>/model
         model_dir.mkdir(parents=True, exist_ok=True)
         for item in produced.iterdir():
@@ -159,12 +229,15 @@ def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> None:
                 shutil.rmtree(target)  # a restarted job writes the model again
             shutil.move(str(item), target)
         produced.rmdir()
+    return 0
 
 
 def run_head(args, host: HostInfo, ips: dict[str, str], node) -> int:
     from .cluster import wait_for_hosts
 
     cfg = training_config(args, len(host.hosts))
+    if STOP.is_set():
+        return STOPPED_EXIT
     node.start()
     dashboard = "no dashboard" if args.no_dashboard else f"dashboard on port {args.dashboard_port}"
     print(f"[{host.current}] Ray head at {node.address}; {dashboard}, Prometheus metrics on port "
@@ -186,14 +259,16 @@ def run_head(args, host: HostInfo, ips: dict[str, str], node) -> int:
         {"head": host.current, "hosts": host.hosts, "joined": joined, "ray_address": node.address,
          "join_seconds": round(join_seconds, 2), "engine": cfg.trainer.engine}, indent=1))
     os.environ["RAY_ADDRESS"] = node.address  # what ray.init() in the trainer (or verl) connects to
-    run_training(cfg, args)
-    return 0
+    _TRAINING.set()
+    if STOP.is_set():
+        return STOPPED_EXIT
+    return run_training(cfg, args)
 
 
 def run_worker(args, host: HostInfo, ips: dict[str, str], node) -> int:
     from .cluster import port_open, wait_for_port
 
-    training_config(args, len(host.hosts))  # a bad config fails every host at once, not only the head
+    cfg = training_config(args, len(host.hosts))  # a bad config fails every host at once, not only the head
     head_ip = ips[host.hosts[0]]
     deadline = time.monotonic() + args.join_timeout
     # the head's GCS port opens first; its metrics port once its own node (agents included) is up: joining
@@ -207,35 +282,105 @@ def run_worker(args, host: HostInfo, ips: dict[str, str], node) -> int:
         write_failure(args.failure_file, message)
         return 2
     node.start(until=deadline)
+    _TRAINING.set()  # from now on the head may need this host's workers to save: SIGTERM does not end it
     print(f"[{host.current}] joined the Ray head at {node.address}", flush=True)
+    prune = None
+    if cfg.trainer.engine == "verl":  # verl prunes old steps on rank 0's host only; this host's shards are ours to prune
+        from .verl_engine import prune_steps
+
+        prune = lambda: prune_steps(cfg.checkpoint_dir(), cfg.checkpoint.keep_last)  # noqa: E731
+    said_stop = False
     while port_open(head_ip, args.ray_port):  # the head closes its port when training is over
+        if STOP.is_set() and not said_stop:  # the head needs this host's workers for its last save: stay up
+            print(f"[{host.current}] SIGTERM: keeping this Ray node up until the head has saved", flush=True)
+            said_stop = True
         if not node.alive():
             time.sleep(args.poll)  # our node may die because the head just went away: look once more
             if not port_open(head_ip, args.ray_port):
                 break
             raise RuntimeError(f"the Ray node on {host.current} exited while the head is still up; see "
                                f"{node.log_path}")
+        if prune is not None:
+            for removed in prune():
+                print(f"[{host.current}] pruned {removed.name} (checkpoint.keep_last={cfg.checkpoint.keep_last})",
+                      flush=True)
         time.sleep(args.poll)
+    if prune is not None:
+        prune()
     print(f"[{host.current}] the head is done; leaving", flush=True)
     return 0
 
 
-def _exit_on_sigterm(signum, frame):
-    raise SystemExit(f"stopped by signal {signum} (SageMaker stops a job with SIGTERM: max_run, Spot, StopTrainingJob)")
+def _on_sigterm(signum, frame):
+    first = not STOP.is_set()
+    STOP.set()
+    if first:
+        via = "" if signum == signal.SIGTERM else f" (passed on by PID 1 as {signal.Signals(signum).name})"
+        print(f"SIGTERM{via}: SageMaker is stopping the job (StopTrainingJob, max_run or a Spot reclaim); finishing "
+              "and saving the current step", flush=True)
+    if not _TRAINING.is_set():
+        raise SystemExit(STOPPED_EXIT)  # nothing to save yet: leave now (the finally stops this host's Ray node)
+
+
+def run_as_init(argv: list[str]) -> int:
+    """PID 1's part: runs the entry point as a child, passes a stop on to it, reaps every orphan (PID 1 adopts them;
+    nothing else would), and exits with the child's code once the child is gone. SIGTERM goes on as STOP_SIGNAL:
+    ray.init() in the child replaces any SIGTERM handler with one that exits at once, mid-step."""
+    child = subprocess.Popen([sys.executable, "-m", "codefu_helpers.launch.entrypoint", *argv],
+                             env=dict(os.environ, **{CHILD_ENV: "1"}))
+
+    def forward(signum, frame):
+        try:
+            child.send_signal(STOP_SIGNAL if signum == signal.SIGTERM else signum)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    print(f"entry point: PID 1 here; running the entry point as PID {child.pid}, passing SIGTERM on", flush=True)
+    code = None
+    while code is None:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if pid == child.pid:
+            code = os.waitstatus_to_exitcode(status)
+            child.returncode = code
+    code = 128 - code if code is not None and code < 0 else (code or 0)
+    print(f"entry point: PID {child.pid} exited with {code}", flush=True)
+    return code
+
+
+def _stop_requested() -> bool:
+    """Whether a stop arrived (the trainer asks after every step). Also puts the SIGTERM handler back in place:
+    ray.init() in this process replaced it with one that exits at once, mid-step."""
+    if signal.getsignal(signal.SIGTERM) is not _on_sigterm:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    return STOP.is_set()
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:]) if argv is None else list(argv)
+    if os.getpid() == 1 and not os.environ.get(CHILD_ENV):
+        return run_as_init(argv)
     args = parse_args(argv)
     from .cluster import RayNode
 
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # so `finally` stops this host's Ray node
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(STOP_SIGNAL, _on_sigterm)
 
     node = None
     host = None
     try:
         host = read_resource_config(args.resource_config)
+        log = lambda m: print(f"[{host.current}] {m}", flush=True)  # noqa: E731
+        pin_interface(host.interface, log=log)
         mapping = dict(item.split("=", 1) for item in args.host_ip)
-        ips = {h: _host_ip(h, mapping) for h in (host.hosts[0], host.current)}
+        ips = {h: resolve_host(h, mapping, args.dns_timeout, log=log) for h in dict.fromkeys((host.hosts[0],
+                                                                                               host.current))}
         check_judge_isolation(host.current)
         log_dir = Path(args.output_dir) / "ray-logs"
         node = RayNode(host=host.current, ip=ips[host.current], port=args.ray_port, head=host.is_head,
@@ -249,6 +394,8 @@ def main(argv=None) -> int:
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt must leave a reason too
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return 0
+        if isinstance(exc, SystemExit) and exc.code == STOPPED_EXIT:
+            return STOPPED_EXIT  # stopped before there was anything to save: not a failure
         who = host.current if host else "this host"
         if isinstance(exc, SystemExit):
             message = f"{who}: {exc.code}"
@@ -260,6 +407,8 @@ def main(argv=None) -> int:
         write_failure(args.failure_file, message)
         return 1
     finally:
+        if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+            sys.modules["ray"].shutdown()  # disconnect this driver before its cluster goes away under it
         if node is not None:
             node.stop()
 

@@ -17,16 +17,26 @@ the `reward` section; the legacy top-level `custom_reward_function` key is ignor
 Ray workers need (judge pool size, MLflow URI) travels as `+ray_kwargs.ray_init.runtime_env.env_vars.*`
 overrides, so the overrides alone describe the run.
 
-verl does not write a Hugging Face model at the end of a run; `merge_command` turns its last FSDP
-checkpoint into one with `python -m verl.model_merger merge`, which the SageMaker entry point runs after
-training so the model lands in the model directory like the native trainer's.
+Checkpoints across hosts. verl's FSDP workers each write their shard files (model/optim/extra_state per rank) into
+`global_step_N/actor` on their own host's disk; only rank 0 prunes old steps and records the last one in
+`latest_checkpointed_iteration.txt`. SageMaker hosts share no disk, so this module makes the run whole: rank 0 also
+saves the whole model in Hugging Face format (`checkpoint.save_contents` includes `hf_model`, gathered from every
+shard) into `global_step_N/actor/huggingface`, which `export_model` copies to the model directory on the head, no
+shard of another host needed; `prune_steps` keeps the newest `checkpoint.keep_last` steps on every host (the entry
+point runs it on the others); and `resume_step` checks, before verl resumes, that the recorded step is complete on
+this disk (every rank's files, each a readable torch archive, the HF model's safetensors whole) and otherwise points
+verl at the newest complete one. On a restarted job SageMaker downloads the union of all hosts' uploads onto every
+host, so each rank finds its own shard.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
+import shutil
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +44,7 @@ from ..config import ConfigError, ExperimentConfig
 from ..tiny_model import TINY_SCHEME
 
 __all__ = ["REWARD_FUNCTION_PATH", "REWARD_FUNCTION_NAME", "VERL_MAIN", "verl_overrides", "verl_command",
-           "merge_command", "write_selected_train_rows", "INERT_FOR_VERL"]
+           "export_model", "prune_steps", "resume_step", "step_problems", "write_selected_train_rows", "INERT_FOR_VERL"]
 
 VERL_MAIN = "verl.trainer.main_ppo"
 REWARD_FUNCTION_PATH = "pkg://codefu_helpers.reward"
@@ -42,7 +52,10 @@ REWARD_FUNCTION_NAME = "compute_score"
 
 # Our reward.mode -> codefu_helpers.reward's canonical reward_mode names.
 _REWARD_MODES = {"linear": "codefu_stage2", "stage1": "codefu_stage1", "binary": "binary"}
-# model.dtype -> verl's FSDP `model_dtype` (the dtype the trained weights live in) and the rollout dtype.
+# model.dtype (the compute dtype) -> verl's short name (FSDP mixed precision's param_dtype; the reference's stored
+# dtype) and its long name (the actor engine's `dtype`, the rollout's dtype). The actor's own weights, gradients and
+# optimizer state stay float32 (`model_dtype=fp32`, reduce_dtype=fp32): a bf16 *stored* weight cannot take a 1e-6
+# update. A critic, where verl builds one, keeps verl's fp32 default (GRPO has none).
 _VERL_DTYPES = {"bfloat16": ("bf16", "bfloat16"), "float16": ("fp16", "float16")}
 # Keys that do nothing when verl runs, with the reason (kept next to the code that relies on it).
 INERT_FOR_VERL = {
@@ -50,14 +63,17 @@ INERT_FOR_VERL = {
     "rollout.backend": "verl always generates with vLLM; validate() requires rollout.backend=vllm for it",
     "trainer.engine": "selects verl itself",
     "trainer.output_dir": "not a verl key: it places the checkpoints (checkpoint.dir=null), the default MLflow "
-                          "database and the merged model (<output_dir>/model)",
+                          "database and the exported model (<output_dir>/model)",
     "data.raw_path": "read only for data.max_problems (applied before verl starts) and model.warm_start_steps",
     "model.warm_start_lr": "read only when model.warm_start_steps > 0, which verl does not have",
     "algorithm.kl_coef": "read only when algorithm.use_kl_loss is true (then mapped)",
     "algorithm.kl_estimator": "read only when algorithm.use_kl_loss is true (then mapped)",
     "tracking.uri": "read only when tracking.backend=mlflow (then passed as MLFLOW_TRACKING_URI)",
+    "trainer.worker_timeout_s": "the native trainer's deadline per worker call; verl drives its own workers",
 }
 
+SAVE_CONTENTS = ("model", "optimizer", "extra", "hf_model")
+LATEST_RECORD = "latest_checkpointed_iteration.txt"  # verl's record of the last step it saved (written by the driver)
 _ENV = "+ray_kwargs.ray_init.runtime_env.env_vars."
 _ACTOR = "actor_rollout_ref.actor."
 _ROLLOUT = "actor_rollout_ref.rollout."
@@ -141,11 +157,13 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
         # a local directory becomes absolute; anything else is an HF hub id
         r.put("model.path", "actor_rollout_ref.model.path", _absolute(m.path) if Path(m.path).exists() else m.path)
     if m.dtype in _VERL_DTYPES:
-        fsdp_dtype, rollout_dtype = _VERL_DTYPES[m.dtype]
-        r.put("model.dtype", _ACTOR + "fsdp_config.model_dtype", fsdp_dtype)
-        r.put(None, _REF + "fsdp_config.model_dtype", fsdp_dtype)
-        r.put(None, _ACTOR + "fsdp_config.dtype", rollout_dtype)
-        r.put(None, _ROLLOUT + "dtype", rollout_dtype)
+        compute, compute_name = _VERL_DTYPES[m.dtype]
+        r.put(None, _ACTOR + "fsdp_config.model_dtype", "fp32")  # master weights (and AdamW state) in float32
+        for part, value in (("param_dtype", compute), ("reduce_dtype", "fp32"), ("buffer_dtype", "fp32")):
+            r.put(None, "+" + _ACTOR + f"fsdp_config.mixed_precision.{part}", value)
+        r.put("model.dtype", _ACTOR + "fsdp_config.dtype", compute_name)
+        r.put(None, _REF + "fsdp_config.model_dtype", compute)  # never trained: stored as it computes
+        r.put(None, _ROLLOUT + "dtype", compute_name)
     else:
         r.fail("model.dtype", f"model.dtype={m.dtype!r}: verl's FSDP workers compute in bfloat16 or float16; "
                               "set model.dtype=bfloat16")
@@ -277,6 +295,9 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     r.put("trainer.total_steps", "trainer.total_training_steps", t.total_steps)
     r.put("trainer.nnodes", "trainer.nnodes", t.nnodes)
     r.put("trainer.gpus_per_node", "trainer.n_gpus_per_node", t.gpus_per_node)
+    # Ulysses sequence parallelism (the reference policy follows the actor's size); it needs packed, unpadded inputs
+    r.put("trainer.sequence_parallel_size", _ACTOR + "ulysses_sequence_parallel_size", t.sequence_parallel_size)
+    r.put(None, "actor_rollout_ref.model.use_remove_padding", True)
     r.put("trainer.fsdp_cpu_offload", _ACTOR + "fsdp_config.param_offload", t.fsdp_cpu_offload)
     r.put(None, _ACTOR + "fsdp_config.optimizer_offload", t.fsdp_cpu_offload)
     r.put(None, _REF + "fsdp_config.param_offload", t.fsdp_cpu_offload)
@@ -299,6 +320,10 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     r.put("checkpoint.dir", "trainer.default_local_dir", _absolute(cfg.checkpoint_dir()))
     r.put("checkpoint.resume", "trainer.resume_mode", "auto" if ck.resume else "disable")
     r.put("checkpoint.keep_last", "trainer.max_actor_ckpt_to_keep", ck.keep_last)
+    # rank 0 also writes the whole model in HF format (gathered from every shard): the final model then needs no
+    # shard of another host (export_model); a resume loads the shards only
+    r.put(None, _ACTOR + "checkpoint.save_contents", list(SAVE_CONTENTS))
+    r.put(None, _ACTOR + "checkpoint.load_contents", [c for c in SAVE_CONTENTS if c != "hf_model"])
 
     # tracking: verl's MLflow logger names the experiment after project_name and the run after experiment_name
     r.put("tracking.backend", "trainer.logger", ["console", "mlflow"] if tr.backend == "mlflow" else ["console"])
@@ -350,16 +375,116 @@ def verl_command(cfg: ExperimentConfig, python: str | None = None) -> list[str]:
     return [python or sys.executable, "-m", VERL_MAIN, *verl_overrides(cfg)]
 
 
-def merge_command(checkpoint_dir: str | Path, model_dir: str | Path, python: str | None = None) -> list[str]:
-    """The argv that writes verl's latest FSDP actor checkpoint under `checkpoint_dir` as an HF model folder.
+def _steps(checkpoint_dir: str | Path) -> dict[int, Path]:
+    root = Path(checkpoint_dir)
+    if not root.is_dir():
+        return {}
+    return dict(sorted((int(p.name.removeprefix("global_step_")), p) for p in root.glob("global_step_*")
+                       if p.is_dir() and p.name.removeprefix("global_step_").isdigit()))
 
-    verl records the last saved step in `latest_checkpointed_iteration.txt` and keeps the actor's shards in
-    `global_step_<N>/actor`; a missing record means no checkpoint was written, which is an error here."""
-    record = Path(checkpoint_dir) / "latest_checkpointed_iteration.txt"
+
+def _torch_archive_problem(path: Path) -> str | None:
+    """Why `path` is not a whole torch.save archive (a zip whose central directory, at its end, reads), or None."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            archive.namelist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        return f"{path.name} is not a whole torch archive ({exc})"
+    return None
+
+
+def _safetensors_problem(path: Path) -> str | None:
+    """Why `path` is not a whole safetensors file (its header names where the last tensor ends), or None."""
+    try:
+        with open(path, "rb") as f:
+            header_len = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(header_len))
+        end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"), default=0)
+    except (OSError, ValueError, KeyError) as exc:
+        return f"{path.name} is not a readable safetensors file ({exc})"
+    size = path.stat().st_size
+    return None if size == 8 + header_len + end else f"{path.name} has {size} bytes, its header needs {8 + header_len + end}"
+
+
+def step_problems(step_dir: str | Path) -> list[str]:
+    """Why verl's `global_step_N` folder cannot be resumed from or exported (empty when whole): the rank files its
+    fsdp_config.json's world size calls for, each a whole archive; the HF model rank 0 saved; the data loader state."""
+    step_dir, problems = Path(step_dir), []
+    actor = step_dir / "actor"
+    try:
+        world = json.loads((actor / "fsdp_config.json").read_text())["world_size"]
+    except (OSError, ValueError, KeyError):
+        return [f"{actor / 'fsdp_config.json'} is missing or unreadable (rank 0 writes it with every save)"]
+    for kind in ("model", "optim", "extra_state"):
+        for rank in range(world):
+            shard = actor / f"{kind}_world_size_{world}_rank_{rank}.pt"
+            problems.append(f"{shard.name} is missing" if not shard.exists() else _torch_archive_problem(shard))
+    hf = actor / "huggingface"
+    weights = sorted(hf.glob("*.safetensors"))
+    if not (hf / "config.json").exists() or not weights:
+        problems.append("huggingface/ lacks config.json or the weights (checkpoint.save_contents has hf_model)")
+    problems += [_safetensors_problem(w) for w in weights]
+    data = step_dir / "data.pt"
+    problems.append("data.pt is missing" if not data.exists() else _torch_archive_problem(data))
+    return [p for p in problems if p]
+
+
+def resume_step(checkpoint_dir: str | Path, log=print) -> int | None:
+    """The step verl should resume from, made so on disk: when the recorded step is incomplete here (an upload that
+    stopped part-way, restored onto this disk), the record is rewritten to the newest whole step before it, or
+    removed when there is none (verl then starts afresh). Returns that step, or None."""
+    root = Path(checkpoint_dir)
+    record = root / LATEST_RECORD
+    if not record.exists():
+        return None
+    recorded = int(record.read_text().strip())
+    for step, folder in sorted(_steps(root).items(), reverse=True):
+        if step > recorded:
+            continue
+        problems = step_problems(folder)
+        if not problems:
+            if step != recorded:
+                record.write_text(str(step))
+                log(f"verl checkpoint: resuming from step {step}, not the recorded {recorded}, which is incomplete here")
+            return step
+        log(f"verl checkpoint: step {step} is incomplete ({'; '.join(problems[:3])}); passing over it")
+    record.unlink()
+    log(f"verl checkpoint: no whole step at or before the recorded {recorded}; training starts afresh")
+    return None
+
+
+def prune_steps(checkpoint_dir: str | Path, keep_last: int) -> list[Path]:
+    """Deletes all but the newest `keep_last` global_step_N folders on this host (verl prunes on rank 0's host
+    only); returns what it deleted."""
+    steps = list(_steps(checkpoint_dir).values())
+    removed = steps[:-keep_last] if keep_last > 0 else []
+    for folder in removed:
+        shutil.rmtree(folder, ignore_errors=True)
+    return removed
+
+
+def export_model(checkpoint_dir: str | Path, model_dir: str | Path) -> Path:
+    """Copies the HF model rank 0 saved with verl's last checkpoint (global_step_N/actor/huggingface) into
+    `model_dir`: a whole model on the head's disk, whichever hosts held the shards. FileNotFoundError when verl
+    recorded no checkpoint or the step has no whole HF model."""
+    root = Path(checkpoint_dir)
+    record = root / LATEST_RECORD
     if not record.exists():
         raise FileNotFoundError(f"{record} does not exist: verl saved no checkpoint, so there is no model to "
-                                "merge (set checkpoint.save_every, or trainer.total_steps with save_every=0)")
+                                "export (set checkpoint.save_every, or trainer.total_steps with save_every=0)")
     step = int(record.read_text().strip())
-    actor = Path(checkpoint_dir) / f"global_step_{step}" / "actor"
-    return [python or sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
-            "--local_dir", str(actor), "--target_dir", str(model_dir)]
+    hf = root / f"global_step_{step}" / "actor" / "huggingface"
+    weights = sorted(hf.glob("*.safetensors"))
+    broken = [p for p in map(_safetensors_problem, weights) if p]
+    if not (hf / "config.json").exists() or not weights or broken:
+        why = "; ".join(broken) or "no config.json or weights"
+        raise FileNotFoundError(f"{hf} holds no whole Hugging Face model ({why}): verl writes it on rank 0 when "
+                                "checkpoint.save_contents has hf_model")
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    for item in hf.iterdir():
+        target = model_dir / item.name
+        if target.is_dir():
+            shutil.rmtree(target)
+        (shutil.copytree if item.is_dir() else shutil.copy2)(item, target)
+    return model_dir

@@ -28,10 +28,12 @@ __all__ = ["SamplingParams", "Sample", "Group", "RolloutEngine", "HFRollout", "V
            "encode_prompt", "build_rollout_engine"]
 
 
-def build_rollout_engine(rollout_cfg, model, tokenizer, *, max_model_len: int, seed: int = 0) -> RolloutEngine:
+def build_rollout_engine(rollout_cfg, model, tokenizer, *, max_model_len: int, seed: int = 0, dtype=None,
+                         device=None, weights=None) -> RolloutEngine:
     """The engine `rollout_cfg.backend` names, for `model` (the policy): HFRollout, or VLLMRollout started on the
-    policy's weights. When vLLM cannot start, `rollout_cfg.fallback == "hf"` returns an HFRollout (and says so
-    on stderr); otherwise the EngineStartError propagates."""
+    policy's weights (`weights`, pairs of name and tensor, when given) in `dtype` on `device` (default: the
+    model's). When vLLM cannot start, `rollout_cfg.fallback == "hf"` returns an HFRollout (and says so on stderr);
+    otherwise the EngineStartError propagates."""
     if rollout_cfg.backend == "hf":
         return HFRollout(model, tokenizer)
     if rollout_cfg.backend != "vllm":
@@ -41,7 +43,8 @@ def build_rollout_engine(rollout_cfg, model, tokenizer, *, max_model_len: int, s
                            gpu_memory_utilization=rollout_cfg.gpu_memory_utilization,
                            tensor_parallel_size=rollout_cfg.tensor_parallel_size,
                            enable_sleep_mode=rollout_cfg.enable_sleep_mode,
-                           cpu_kv_cache_gb=rollout_cfg.cpu_kv_cache_gb, seed=seed)
+                           cpu_kv_cache_gb=rollout_cfg.cpu_kv_cache_gb, seed=seed, dtype=dtype, device=device,
+                           weights=weights)
     except EngineStartError as exc:
         if rollout_cfg.fallback != "hf":
             raise

@@ -55,7 +55,8 @@ class RolloutEngine(Protocol):
     def generate(self, prompts: list[list[dict]], n: int, params: SamplingParams,
                  on_sample: Callable[[int, Sample], None] | None = None) -> list[Group]: ...
 
-    def sync_weights(self, model: torch.nn.Module) -> None: ...
+    def sync_weights(self, weights) -> None:
+        """Sample from new weights: a model (its state_dict), or (name, tensor) pairs streamed one at a time."""
 
 
 def encode_prompt(tokenizer, messages: list[dict]) -> list[int]:

@@ -10,10 +10,14 @@ Key ideas
   the KV cache gets `cpu_kv_cache_gb` (or `VLLM_CPU_KVCACHE_SPACE`, which wins when set); on GPU it gets
   `gpu_memory_utilization` of the device.
 - **Weight sync** (`sync_weights`) runs vLLM's own reload path, `collective_rpc("reload_weights", weights_iterator=...)`:
-  the checkpoint-format names of `model.state_dict()` (tied `lm_head.weight` included; vLLM skips it when the
-  embeddings are tied) go through each layer's weight loader and post-load processing, in buckets of `bucket_mb`
-  converted to the engine's device and dtype one bucket at a time (no conversion, hence no copy, when they already
-  match). The prefix cache is cleared afterwards: cached prompt KV was computed with the old weights.
+  checkpoint-format (name, tensor) pairs go through each layer's weight loader and post-load processing. The source
+  is a model (its `state_dict()`: tied `lm_head.weight` included, which vLLM skips when the embeddings are tied) or
+  any iterable of pairs, e.g. a generator that gathers one FSDP2-sharded parameter at a time
+  (`workers.policy.Policy.stream_weights`): tensors are converted to the engine's device and dtype one at a time
+  (no copy when they already match), so a sync holds at most one converted tensor of ours beyond what vLLM's
+  layer-wise reload keeps (the parameters of the layer it is filling). Whatever vLLM leaves unread is drained, so a
+  gathering source stays in step with the other workers. The prefix cache is cleared afterwards: cached prompt KV
+  was computed with the old weights.
 - **Sleep mode** (GPU, `enable_sleep_mode`): after each `generate` the engine sleeps at level 1 (KV cache freed,
   weights offloaded to host memory) so the trainer has the device; `sync_weights` wakes the weights, loads the
   new ones, then wakes the KV cache. vLLM has no sleep mode on CPU: asking for it there is an error.
@@ -48,7 +52,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import torch
 
@@ -73,8 +77,11 @@ class VLLMRollout:
 
     def __init__(self, model, tokenizer, *, max_model_len: int, gpu_memory_utilization: float | None = None,
                  tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float | None = None,
-                 seed: int = 0, bucket_mb: int = 256, enforce_eager: bool | None = None):
-        """Start an engine on `model`'s architecture and dtype, then load `model`'s weights into it."""
+                 seed: int = 0, enforce_eager: bool | None = None, dtype: torch.dtype | None = None,
+                 device: torch.device | str | None = None, weights: Iterable[tuple[str, torch.Tensor]] | None = None):
+        """Start an engine on `model`'s architecture, in `dtype` on `device` (default: its parameters'), then load
+        `weights` (pairs as `sync_weights` takes them; default: `model`'s own) into it. A trainer whose parameters
+        are float32 shards (possibly offloaded to host memory) passes the compute dtype and its device."""
         if tensor_parallel_size != 1:
             raise ValueError(f"tensor_parallel_size={tensor_parallel_size}: an engine fed by a training process is "
                              "synced in process, which needs tensor_parallel_size=1 (rollout.tensor_parallel_size)")
@@ -86,13 +93,13 @@ class VLLMRollout:
             model.config.save_pretrained(staging)
             tokenizer.save_pretrained(staging)
             self._start(str(staging), tokenizer, generation_config=getattr(model, "generation_config", None),
-                        dtype=parameter.dtype, device=parameter.device, load_format="dummy",
+                        dtype=dtype or parameter.dtype, device=device or parameter.device, load_format="dummy",
                         max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
                         tensor_parallel_size=tensor_parallel_size, enable_sleep_mode=enable_sleep_mode,
-                        cpu_kv_cache_gb=cpu_kv_cache_gb, seed=seed, bucket_mb=bucket_mb, enforce_eager=enforce_eager)
+                        cpu_kv_cache_gb=cpu_kv_cache_gb, seed=seed, enforce_eager=enforce_eager)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        self.sync_weights(model)
+        self.sync_weights(model if weights is None else weights)
 
     @classmethod
     def from_pretrained(cls, path: str, tokenizer=None, *, dtype: str | torch.dtype = "auto", device: str = "auto",
@@ -123,12 +130,11 @@ class VLLMRollout:
     def _start(self, model_dir: str, tokenizer, *, generation_config, dtype: torch.dtype, device: torch.device,
                load_format: str, max_model_len: int | None, gpu_memory_utilization: float | None = None,
                tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float | None = None,
-               seed: int = 0, bucket_mb: int = 256, enforce_eager: bool | None = None) -> None:
+               seed: int = 0, enforce_eager: bool | None = None) -> None:
         self.tokenizer = tokenizer
         self.eos_ids = eos_ids(generation_config, tokenizer)
         self.device = torch.device(device)
         self.dtype = dtype
-        self.bucket_bytes = bucket_mb << 20
         self.sleep_mode = enable_sleep_mode
         self.asleep = False
         self.tensor_parallel_size = tensor_parallel_size
@@ -180,8 +186,9 @@ class VLLMRollout:
 
     # -- weights ---------------------------------------------------------------------------------------
 
-    def sync_weights(self, model: torch.nn.Module) -> None:
-        """Load `model`'s current weights into the engine (woken first if it sleeps); sets last_sync_seconds."""
+    def sync_weights(self, weights: torch.nn.Module | Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Load new weights into the engine (woken first if it sleeps); sets last_sync_seconds. `weights`: a model
+        (its state_dict) or an iterable of (checkpoint-format name, tensor), consumed to its end."""
         if self.tensor_parallel_size != 1:
             # with several ranks vLLM runs its workers in other processes, which a generator of tensors cannot reach
             raise NotImplementedError(f"weight sync into an engine with tensor_parallel_size={self.tensor_parallel_size}"
@@ -190,28 +197,22 @@ class VLLMRollout:
         start = time.perf_counter()
         if self.asleep:
             self.llm.wake_up(tags=["weights"])
-        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": self._stream(model),
+        pairs = iter(weights.state_dict().items() if isinstance(weights, torch.nn.Module) else weights)
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": self._stream(pairs),
                                                           "is_checkpoint_format": True})
+        for _ in pairs:  # what vLLM did not read: a gathering source must still reach its end on every worker
+            pass
         if self.asleep:
             self.llm.wake_up(tags=["kv_cache"])
             self.asleep = False
         self.llm.reset_prefix_cache()
         self.last_sync_seconds = time.perf_counter() - start
 
-    def _stream(self, model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
-        bucket, size = [], 0
-        for name, tensor in model.state_dict().items():
-            bucket.append((name, tensor.detach()))
-            size += tensor.numel() * tensor.element_size()
-            if size >= self.bucket_bytes:
-                yield from self._to_engine(bucket)
-                bucket, size = [], 0
-        yield from self._to_engine(bucket)
-
-    def _to_engine(self, bucket: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor]]:
-        # .to() returns the tensor itself when device and dtype already match: no copy in the common case.
-        return [(name, t.to(self.device, self.dtype) if t.is_floating_point() else t.to(self.device))
-                for name, t in bucket]
+    def _stream(self, pairs: Iterator[tuple[str, torch.Tensor]]) -> Iterator[tuple[str, torch.Tensor]]:
+        # one tensor at a time; .to() returns the tensor itself when device and dtype already match (no copy)
+        for name, tensor in pairs:
+            tensor = tensor.detach()
+            yield name, tensor.to(self.device, self.dtype) if tensor.is_floating_point() else tensor.to(self.device)
 
     # -- sleep -----------------------------------------------------------------------------------------
 

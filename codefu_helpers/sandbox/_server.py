@@ -1,50 +1,78 @@
 """The fork server that runs inside each judge sandbox (one per worker). Standard library, plus libseccomp's own
-Python bindings (Debian's python3-seccomp) to write the seccomp filter.
+Python bindings (Debian's python3-seccomp) to write the seccomp filters.
 
 The host starts this file with the system interpreter (`/usr/bin/python3 -I`), in a bubblewrap sandbox (fresh
 network, PID, IPC and UTS namespaces; read-only /usr; no host files; empty environment) or, in the container
 tier, directly as root, and talks to it over stdin/stdout with length-prefixed JSON headers plus raw byte blobs
-(see `read_message`). The server never runs model code itself and never sees expected outputs: output checking
+(see `read_header`). The server never runs model code itself and never sees expected outputs: output checking
 happens on the host.
 
-Per program run it forks a child that sets rlimits, drops to a non-root uid with no capabilities, arms a CPU
-timer (ITIMER_PROF: the exact time-limit kill) and then either execs a compiled binary or runs the model's
-Python *in this already-started interpreter* -- no interpreter start-up per test, which is what makes a Python
-test cost milliseconds. stdin, stdout and stderr are memfds; RLIMIT_FSIZE caps what the program can write.
+Processes, so that no program starts from memory that ever held another sample's data:
+
+  zygote   the server as it is once set up (filters, rulesets, memfds, preloaded modules), before it reads any
+           request. It says hello and then only forks sample processes, one at a time, and waits for each.
+  sample   one per sample (the host numbers its requests): a fresh fork of the zygote that serves the host's
+  process  requests for that sample directly -- the syntax check or compilation, then the tests -- compiles the
+           Python program once, and forks one child per test that becomes the program. At the first request of
+           the next sample it hands that request's header back to the zygote and exits; the zygote forks a fresh
+           one, which reads on. So a program finds in its memory only its own sample (its input, its source, its
+           earlier tests' outputs), never a sibling's.
+  referee  root and container modes: a child the server forks before any filter (see the seccomp section).
+
+Per test the sample process forks a child that sets rlimits, drops to a non-root uid with no capabilities, keeps
+the seccomp filters it inherited (userns mode: attaches its own), arms a CPU timer (ITIMER_PROF: the exact
+time-limit kill) and then either execs a compiled binary or runs the model's Python *in this already-started
+interpreter* -- no interpreter start-up per test, which is what makes a Python test cost milliseconds. A C++ test
+execs its binary through a descriptor the sample process opened: the binary directory is closed to programs, which
+see their own binary only.
+
+Accounting. A program is one process: fork, vfork and clone without CLONE_THREAD are refused (threads stay allowed:
+they share the process's ITIMER_PROF, RLIMIT_CPU, RLIMIT_AS and rusage, so all of a program's CPU time and memory
+count against its limits), and so is memfd_create; it creates no files (below), so nothing it stores escapes its
+address-space limit either. The compiler (g++, a trusted program on untrusted input) may fork: it waits for its
+children, whose time is counted. No cgroup is used: a judge cannot enable controllers under a cgroup that holds
+processes (the trainer's own), and containers usually mount /sys/fs/cgroup read-only.
+
+Files. Programs create none: in "root" mode their working directory and /dev/shm belong to root (the compiler
+gets a build directory of its own, made for a compile and removed after it); in "userns" mode /tmp and /dev/shm
+are mounted read-only for them; in "container" mode Landlock grants them no write access, or, on a kernel
+without Landlock, their filter refuses every open for writing and every call that creates, removes or renames a
+file. stdout is a memfd capped by RLIMIT_FSIZE (the output limit: WA past it); stderr is a pipe drained while the
+program runs, keeping its tail, so that any amount of debugging output leaves a verdict alone. After a compile the
+build directory is emptied by `remove_tree`, which copes with any tree, and checked; a clean-up or check that fails
+marks the reply "unhealthy" (the run's verdict stands) and the host replaces this server before the next request.
 
 Modes (argv[1] JSON "mode"):
   "root"      bwrap tier, the host runs as root (CI, a root shell). bubblewrap makes no user namespace. Each
-              worker has its own uid for programs. The seccomp filter (below) is installed once, in the server,
-              so every run inherits it for free. After each run the server (root, pid 2 of the sandbox's PID
-              namespace) calls kill(-1, SIGKILL) -- atomically every process in the sandbox except bubblewrap's
-              init and itself, so a daemon cannot outlive its test -- and wipes /tmp and /dev/shm.
+              worker has its own uid for programs.
   "userns"    bwrap tier, an ordinary user: bubblewrap made a user namespace in which every process is the same
-              host uid, so the server protects itself with a PID namespace per run instead: a monitor (pid 1
-              there, with a fresh /tmp, /dev/shm and /proc) forks the program, which enters a nested user
-              namespace as uid 1000 and installs the seccomp filter; when the monitor exits the kernel kills
-              everything left.
+              host uid, so each run gets a PID namespace of its own: a monitor (pid 1 there, with a fresh /tmp,
+              /dev/shm and /proc, and the binary directory hidden) forks the program, which enters a nested user
+              namespace as uid 1000, drops every capability and attaches its filter; when the monitor exits the
+              kernel kills everything left.
   "container" container tier, for root in a container that may not create namespaces (Docker's default
               seccomp profile refuses them; SageMaker training jobs run so). No namespace at all: each worker
-              (slot) runs its programs as its own unprivileged uid, in its own 0700 scratch directory (home,
-              temporary files, the working directory), with the seccomp filter (which also keeps sockets off the
-              network) and, where the kernel has Landlock, a ruleset limiting files to the system, the judge's
-              binaries and that scratch directory. The server is a child subreaper: after each run it kills
-              every process of the slot's uid (see `_kill_slot_processes`) and empties the scratch directory --
-              and, without Landlock, whatever the uid left in the world-writable temporary directories. A server
-              that dies mid-run leaves that clean-up to the next server of its slot, which kills every process
-              of the uid before it serves (and to the judge, which does the same when it closes).
-  "none"      explicitly unisolated: no namespaces, no uid change; process-group kill and a temp directory.
+              (slot) runs its programs as its own unprivileged uid, with the seccomp filters (which also keep
+              sockets off the network) and, where the kernel has Landlock, a ruleset limiting files to the
+              system, the program's own binary and (compiler only) the slot's build directory.
+  In both root and container modes the sample process is a child subreaper: after each run it kills every
+  process of the slot's uid (the usual case, nothing left, is one wait call). A server that dies mid-run leaves
+  that clean-up to the next server of its slot, which kills every process of the uid before it serves (and to the
+  judge, which does the same when it closes).
+  "none"      explicitly unisolated: no namespaces, no uid change, no filter; process-group kill and a temp
+              directory.
 """
 
 import ctypes
 import errno
+import fcntl
 import functools
 import json
 import os
 import resource
 import select
-import shutil
 import signal
+import socket
 import stat
 import struct
 import sys
@@ -70,12 +98,15 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.syscall.restype = ctypes.c_long
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
 CLONE_NEWUTS, CLONE_NEWNET, CLONE_NEWCGROUP = 0x04000000, 0x40000000, 0x02000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+CLONE_THREAD = 0x00010000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 4, 24, 38, 22
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
-SANDBOX_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp"}
+SANDBOX_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # + HOME and TMPDIR: the run's working directory
 NESTED_UID = 1000  # the uid model code sees in "userns" mode
-STATUS_READY = b"R"  # child -> monitor: set-up done, model code starts now
+STATUS_READY = b"R"  # child -> server: set-up done, model code starts now
+PROGRAM_NOFILE = 64  # descriptors a program may hold: enough for any solution, few pipe or socket buffers
+STDERR_RING = 64 << 10  # stderr is kept as its last 64-128 KiB
 
 
 def _check(ret, what):
@@ -102,6 +133,22 @@ def prctl(option, arg2=0):
                       ctypes.c_ulong(0)), f"prctl({option})")
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_all_capabilities():
+    """Empties the effective, permitted and inheritable sets (the ambient set follows). Needed where a uid change
+    does not do it: inside a user namespace the program is not leaving uid 0 of that namespace's view."""
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words per set
+    data = (_CapData * 2)()
+    _check(LIBC.capset(ctypes.byref(header), data), "capset")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # seccomp: a deny list on top of the namespaces (bwrap tier) or standing in for them (container tier). It removes
 # the kernel interfaces that sandbox escapes usually go through (new namespaces, mounts, ptrace, keyrings, bpf,
@@ -109,16 +156,27 @@ def prctl(option, arg2=0):
 # could reach something: only AF_UNIX sockets can be created, and none of them can connect, bind, listen or send
 # to an address, which leaves socketpair(). No contest solution needs any of it.
 #
-# The filter is written by libseccomp through its own Python bindings (Debian's python3-seccomp, importable by
+# Plus memfd_create: a memfd holds memory outside every limit of a process, and no solution needs one.
+#
+# New processes. A program must not start one: a child would run outside its CPU timer and memory limit. The
+# compiler may (g++ runs cc1plus and as, and waits for them). Attaching a filter per run to tell the two apart
+# costs the kernel some 0.3 ms -- a tenth of a Python test -- so in the root and container modes no run attaches
+# one: the server forks a *referee* and takes out a seccomp user notification for it: the server (the zygote to
+# be) attaches, once, a notifier that hands every fork, vfork and clone without CLONE_THREAD to the referee, and
+# then the deny list ("base", EPERM). The referee lets a fork proceed when the caller is the zygote or a sample
+# process (root) or the run in progress is a compile, and answers EPERM otherwise. Threads never reach it. Every
+# run inherits both filters. In "userns" mode the server must create namespaces for each run,
+# which the deny list refuses, so there each run attaches one whole filter itself, as the judge always did:
+# "program" (base + no new process) or "base" for the compiler. "no_writes" (the container tier without
+# Landlock) is attached by each program run on top: no open for writing, no call that creates, removes or renames
+# a file or changes its owner, mode or times.
+#
+# The filters are written by libseccomp through its own Python bindings (Debian's python3-seccomp, importable by
 # /usr/bin/python3, installed by scripts/setup_system.sh): it resolves the names for this machine, compares
 # 64-bit arguments correctly and kills calls made through another ABI (x32 and i386 on x86_64). The server asks
-# it for the BPF program once; each run then loads those bytes with one prctl, so a run that installs the
-# filter after its fork (userns mode) does not pay for building it.
+# it for the BPF programs once; a run attaches one with a single prebuilt call (see `seccomp_attacher`).
 
-try:
-    import seccomp
-except ImportError:  # reported by the server's hello, and by the judge as a start-up error
-    seccomp = None
+seccomp = None  # libseccomp's bindings: imported by the short-lived process that writes the filters (below)
 
 DENIED_SYSCALLS = (
     "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
@@ -131,65 +189,162 @@ DENIED_SYSCALLS = (
     "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
     "connect", "bind", "listen", "sendmsg", "sendmmsg",
 )
+MEMORY_DENIED = ("memfd_create", "memfd_secret")
+PROCESS_CALLS = ("fork", "vfork")  # + clone without CLONE_THREAD
+FILE_WRITE_DENIED = ("creat", "mkdir", "mkdirat", "mknod", "mknodat", "link", "linkat", "symlink", "symlinkat",
+                     "unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "truncate", "chmod",
+                     "fchmodat", "fchmodat2", "chown", "lchown", "fchownat", "utime", "utimes", "utimensat",
+                     "futimesat", "setxattr", "lsetxattr", "removexattr", "lremovexattr")
 AF_UNIX = 1
 CLONE_NEW_FLAGS = (CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWUTS, CLONE_NEWNET, CLONE_NEWCGROUP)
 _CLONE_FLAGS_ARG = {"s390": 1, "s390x": 1}  # clone(flags, ...) everywhere but s390, where the stack comes first
+FILTER_ROLES = ("base", "program", "no_writes", "notifier")
 
 
-def seccomp_program():
-    """The filter as the bytes of a `struct sock_filter` array, built by libseccomp for this machine.
+def seccomp_programs():
+    """The filters of FILTER_ROLES as the bytes of `struct sock_filter` arrays, built by libseccomp for this
+    machine. Returns ({role: program}, names libseccomp does not know on this machine: not filtered, reported in
+    the hello).
 
-    Returns (program, names libseccomp does not know on this machine: not filtered, reported in the hello)."""
-    if seccomp is None:
-        raise RuntimeError("libseccomp's Python bindings are missing for /usr/bin/python3: install them with "
-                           "`apt-get install python3-seccomp` (scripts/setup_system.sh does), or start the judge "
-                           "with seccomp=False")
+    libseccomp works in a child process that exits when done: what it allocates (and the library itself) never
+    weighs on the server, whose every page each run's fork copies."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            global seccomp
+            import seccomp
+            unknown, programs = [], {}
+            for role in FILTER_ROLES:
+                filt = _notifier() if role == "notifier" else _filter(role, unknown)
+                fd = os.memfd_create("seccomp", os.MFD_CLOEXEC)
+                with open(fd, "wb", closefd=False) as fh:
+                    filt.export_bpf(fh)
+                programs[role] = os.pread(fd, 1 << 20, 0).hex()
+            answer = {"programs": programs, "unknown": sorted(set(unknown))}
+        except ImportError:
+            answer = {"error": "libseccomp's Python bindings are missing for /usr/bin/python3: install them with "
+                               "`apt-get install python3-seccomp` (scripts/setup_system.sh does), or start the "
+                               "judge with seccomp=False"}
+        except BaseException as exc:
+            answer = {"error": f"building the seccomp filters failed: {type(exc).__name__}: {exc}"}
+        _write_all(write_end, json.dumps(answer).encode())
+        os._exit(0)
+    os.close(write_end)
+    text = b""
+    while True:
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        text += chunk
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    answer = json.loads(text or b'{"error": "the process building the seccomp filters died"}')
+    if "error" in answer:
+        raise RuntimeError(answer["error"])
+    return {role: bytes.fromhex(hexed) for role, hexed in answer["programs"].items()}, answer["unknown"]
+
+
+def _add(filt, action, name, unknown, *args):
+    try:
+        filt.add_rule(action, name, *args)
+    except (RuntimeError, ValueError, OSError):  # a name this libseccomp does not know for this machine
+        unknown.append(name)
+
+
+def _filter(role, unknown):
     eperm = seccomp.ERRNO(errno.EPERM)
     filt = seccomp.SyscallFilter(seccomp.ALLOW)
-    filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
-    unknown = []
-    for name in DENIED_SYSCALLS:
-        try:
-            filt.add_rule(eperm, name)
-        except (RuntimeError, ValueError, OSError):  # a name this libseccomp does not know for this machine
-            unknown.append(name)
     clone_arg = _CLONE_FLAGS_ARG.get(os.uname().machine, 0)
+    if role == "no_writes":  # on top of the others, which kill other ABIs already
+        filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.ALLOW)
+        for name, flags_arg in (("open", 1), ("openat", 2)):
+            for bit in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
+                try:
+                    filt.add_rule(eperm, name, seccomp.Arg(flags_arg, seccomp.MASKED_EQ, bit, bit))
+                except (RuntimeError, ValueError, OSError):  # no open() on this architecture (aarch64)
+                    unknown.append(name)
+                    break
+        _add(filt, seccomp.ERRNO(errno.ENOSYS), "openat2", unknown)  # flags in memory again: back to openat
+        for name in FILE_WRITE_DENIED:
+            _add(filt, eperm, name, unknown)
+        return filt
+    filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
+    for name in DENIED_SYSCALLS + MEMORY_DENIED + (PROCESS_CALLS if role == "program" else ()):
+        _add(filt, eperm, name, unknown)
     for flag in CLONE_NEW_FLAGS:  # rules for one syscall are alternatives: any namespace flag -> EPERM
         filt.add_rule(eperm, "clone", seccomp.Arg(clone_arg, seccomp.MASKED_EQ, flag, flag))
+    if role == "program":  # a new process, not a thread: it would run outside the program's timer and limits
+        filt.add_rule(eperm, "clone", seccomp.Arg(clone_arg, seccomp.MASKED_EQ, CLONE_THREAD, 0))
     filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # its flags sit in memory, out of a filter's reach:
     # ENOSYS makes the C library fall back to clone, which is checked above
     for name in ("socket", "socketpair"):
         filt.add_rule(eperm, name, seccomp.Arg(0, seccomp.NE, AF_UNIX))
     filt.add_rule(eperm, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # send() is sendto(..., NULL, 0): allowed
-    fd = os.memfd_create("seccomp", os.MFD_CLOEXEC)
-    try:
-        with open(fd, "wb", closefd=False) as fh:
-            filt.export_bpf(fh)
-        return os.pread(fd, 1 << 20, 0), unknown
-    finally:
-        os.close(fd)
+    return filt
+
+
+def _notifier():
+    """The notifier (see above): fork, vfork and clone without CLONE_THREAD go to whoever holds its descriptor."""
+    filt = seccomp.SyscallFilter(seccomp.ALLOW)
+    filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
+    for name in PROCESS_CALLS:
+        _add(filt, seccomp.NOTIFY, name, [])  # no fork or vfork on aarch64: clone covers them there
+    filt.add_rule(seccomp.NOTIFY, "clone",
+                  seccomp.Arg(_CLONE_FLAGS_ARG.get(os.uname().machine, 0), seccomp.MASKED_EQ, CLONE_THREAD, 0))
+    return filt
 
 
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install_seccomp(program):
-    """Loads a program from seccomp_program() on the calling process (inherited by everything it forks or execs)."""
+def seccomp_attacher(program):
+    """A call that attaches `program` (from seccomp_programs) to the calling process, everything it forks or execs
+    inherits it. Built once, here: in a forked child every Python object created or touched costs a copy-on-write
+    page fault, so a run makes one prebuilt foreign call. The caller must have set no-new-privs."""
     buf = ctypes.create_string_buffer(program, len(program))
     prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _check(LIBC.prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(2), ctypes.byref(prog), ctypes.c_ulong(0),
-                      ctypes.c_ulong(0)), "prctl(PR_SET_SECCOMP)")
+    call = functools.partial(LIBC.prctl, ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(2), ctypes.byref(prog),
+                             ctypes.c_ulong(0), ctypes.c_ulong(0))
+
+    def attach():
+        _check(call(), "prctl(PR_SET_SECCOMP)")
+    attach.keep = (buf, prog)  # alive as long as the call
+    return attach
+
+
+_SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER = 1, 8
+
+
+def attach_notifier(program):
+    """Attaches the notifier filter to the calling process; returns the descriptor its notifications arrive on."""
+    number = _SYS_SECCOMP.get(os.uname().machine)
+    if number is None:
+        raise RuntimeError(f"the fork notifier knows the seccomp system call's number on x86_64 and aarch64 only, "
+                           f"not on {os.uname().machine}")
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    fd = LIBC.syscall(ctypes.c_long(number), ctypes.c_uint(SECCOMP_SET_MODE_FILTER),
+                      ctypes.c_uint(SECCOMP_FILTER_FLAG_NEW_LISTENER), ctypes.byref(prog))
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER): {os.strerror(err)}")
+    return fd
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Landlock (container tier): which files a run may touch, enforced by the kernel (Linux 5.13+, when the Landlock
-# LSM is enabled), without namespaces or privileges. Read and execute: the system (/usr and the root's links into
-# it), the dynamic-linker cache, the judge's binaries and precompiled header; read and write: a few devices
-# (/dev/null ...); everything but execute: the slot's own scratch directory. Nothing else, not even /proc (no
-# other process's command line) or /tmp. From ABI 4 no TCP bind or connect either, from ABI 6 no abstract AF_UNIX
-# socket and no signal outside the run (both on top of seccomp and the uid).
+# LSM is enabled), without namespaces or privileges. Two rulesets per slot. A program's: read and execute the
+# system (/usr and the root's links into it) and the judge's binaries (only through the descriptor the server
+# opened: the directory itself is root's alone), read the dynamic-linker cache and its own empty working
+# directory, read and write a few devices (/dev/null ...); no write or create right anywhere. The compiler's:
+# the same without the binaries, plus the precompiled header, and everything but execute in the slot's build
+# directory. Nothing else, not even /proc (no other process's command line) or /tmp. From ABI 4 no TCP bind or
+# connect either, from ABI 6 no abstract AF_UNIX socket and no signal outside the run (both on top of seccomp and
+# the uid).
 #
 # A small ctypes wrapper rather than the `landlock` package: this file runs under /usr/bin/python3, which cannot
 # import the project's virtual environment, and Debian packages no binding. Three system calls, two structs.
@@ -280,7 +435,12 @@ def landlock_restrictor(ruleset):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# framing: <u32 header length><u32 blob count><header JSON>{<u64 length><bytes>}*
+# framing with the host: <u32 header length><u32 blob count><header JSON>{<u64 length><bytes>}*
+#
+# The server reads a request's header into its memory and nothing else: each blob goes from the pipe straight
+# into the memfd or file it is for (splice), and a reply's blobs go from their memfds or files straight into the
+# pipe (sendfile). So no sample's bytes are ever in this process's memory, where the next program would inherit
+# them.
 
 
 def _read_exact(fd, n):
@@ -300,45 +460,126 @@ def _write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
-def read_message(fd):
+def read_header(fd):
+    """(header, number of blobs that follow): read them with `receive_blob`, in order."""
     hlen, nblobs = struct.unpack("<II", _read_exact(fd, 8))
-    header = json.loads(_read_exact(fd, hlen))
-    blobs = []
-    for _ in range(nblobs):
-        (blen,) = struct.unpack("<Q", _read_exact(fd, 8))
-        blobs.append(_read_exact(fd, blen))
-    return header, blobs
+    return json.loads(_read_exact(fd, hlen)), nblobs
+
+
+def receive_blob(fd, target):
+    """Moves the next blob from the pipe `fd` into the file descriptor `target` (None: discard); its length."""
+    (size,) = struct.unpack("<Q", _read_exact(fd, 8))
+    left = size
+    sink = target
+    if target is None:
+        sink = os.open("/dev/null", os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        while left:
+            moved = os.splice(fd, sink, left)
+            if not moved:
+                raise EOFError("control pipe closed inside a blob")
+            left -= moved
+    finally:
+        if target is None:
+            os.close(sink)
+    return size
 
 
 def write_message(fd, header, blobs=()):
+    """A reply: the header, then each blob, given as bytes or as [(file descriptor, offset, length), ...] parts
+    (small ones are read and written with the rest, large ones moved by sendfile)."""
     head = json.dumps(header).encode()
-    parts = [struct.pack("<II", len(head), len(blobs)), head]
+    pending = struct.pack("<II", len(head), len(blobs)) + head  # written together with what follows it
     for blob in blobs:
-        parts += [struct.pack("<Q", len(blob)), blob]
-    _write_all(fd, b"".join(parts))
+        if isinstance(blob, (bytes, bytearray)):
+            pending += struct.pack("<Q", len(blob)) + blob
+            continue
+        pending += struct.pack("<Q", sum(length for _, _, length in blob))
+        for source, offset, length in blob:
+            if length <= 1 << 16:  # small: one write with the rest
+                pending += os.pread(source, length, offset)
+                continue
+            if pending:
+                _write_all(fd, pending)
+                pending = b""
+            while length:
+                sent = os.sendfile(fd, source, offset, length)
+                if not sent:
+                    raise RuntimeError("a file shrank while it was being sent")
+                offset, length = offset + sent, length - sent
+    if pending:
+        _write_all(fd, pending)
 
 
 # ---------------------------------------------------------------------------------------------------------
+# small helpers
 
 
-def _memfd(name, data=b""):
-    fd = os.memfd_create(name, os.MFD_CLOEXEC)  # no MFD_ALLOW_SEALING: the program cannot seal it either
-    if data:
-        _write_all(fd, data)
-        os.lseek(fd, 0, os.SEEK_SET)
+def _memfd(name):
+    # no MFD_ALLOW_SEALING: a program handed one cannot seal it either
+    return os.memfd_create(name, os.MFD_CLOEXEC)
+
+
+def _empty(fd):
+    """A memfd reused for the next run: emptied (its last user, a finished run, is dead)."""
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
 
-def _read_fd(fd, limit, tail=False):
-    size = os.fstat(fd).st_size
-    start = max(0, size - limit) if tail else 0
-    return os.pread(fd, min(size, limit), start), size
+def _size(fd):
+    return os.fstat(fd).st_size
 
 
-def _read_pipe(fd):
+class _StderrTail:
+    """A program's stderr: a pipe the server drains while it runs, into two memfds used in turn, so that the last
+    STDERR_RING..2*STDERR_RING bytes are kept whatever the program writes, and none passes through this process."""
+
+    def __init__(self, parts, used):
+        self.read_end, self.write_end = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.parts = [_empty(fd) for fd in parts] if used else list(parts)  # the server's, reused run after run
+        self.total = 0
+
+    def drain(self):
+        """Moves what the pipe holds; False once every writer is gone."""
+        while True:
+            try:
+                moved = os.splice(self.read_end, self.parts[1], 1 << 16)
+            except BlockingIOError:
+                return True
+            if not moved:
+                return False
+            self.total += moved
+            if _size(self.parts[1]) >= STDERR_RING:  # the older part goes, the full one becomes the older
+                os.ftruncate(self.parts[0], 0)
+                os.lseek(self.parts[0], 0, os.SEEK_SET)
+                self.parts.reverse()
+
+    def tail(self, limit):
+        """The last `limit` bytes, as sendfile parts."""
+        sizes = [_size(fd) for fd in self.parts]
+        skip = max(0, sum(sizes) - limit)
+        parts = []
+        for fd, size in zip(self.parts, sizes):
+            take_from = min(skip, size)
+            skip -= take_from
+            if size > take_from:
+                parts.append((fd, take_from, size - take_from))
+        return parts
+
+    def close(self):
+        for fd in (self.read_end, self.write_end):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+def _read_all(fd):
     data = b""
     while True:
-        chunk = os.read(fd, 256)
+        chunk = os.read(fd, 1 << 16)
         if not chunk:
             return data
         data += chunk
@@ -363,17 +604,6 @@ def _killpg(pgid):
         os.killpg(pgid, signal.SIGKILL)
     except OSError:
         pass
-
-
-def _wipe(path):
-    """Empties a directory the program could write to (root mode: everything of the run's uid is dead)."""
-    with os.scandir(path) as it:
-        entries = list(it)
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            os.unlink(entry.path)
 
 
 def processes_of_uids(uids):
@@ -428,6 +658,17 @@ def stop_then_kill(uids, deadline):
     return list(found)
 
 
+def _real_uid(pid):
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def _reap_children():
     """Reaps every child that has exited; False when no child is left at all."""
     while True:
@@ -437,47 +678,6 @@ def _reap_children():
             return False
         if not done:
             return True
-
-
-def _world_writable_dirs():
-    """Where any user may create files, besides what Landlock would guard: the usual temporary directories."""
-    found = []
-    for path in ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/var/lock"):
-        real = os.path.realpath(path)
-        try:
-            info = os.stat(real)
-        except OSError:
-            continue
-        if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and real not in found:
-            found.append(real)
-    return found
-
-
-def _wait_with_deadline(pid, deadline):
-    """Waits for a child until `deadline`; returns (status, rusage) or None when the deadline passed first."""
-    pidfd = None
-    if hasattr(os, "pidfd_open"):
-        try:
-            pidfd = os.pidfd_open(pid)
-        except OSError:
-            pidfd = None
-    try:
-        delay = 0.0005
-        while True:
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-            if done:
-                return status, usage
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            if pidfd is not None:
-                select.select([pidfd], [], [], left)  # readable when the child exits
-            else:
-                time.sleep(min(delay, left))
-                delay = min(delay * 2, 0.02)
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
 
 
 def _report(status, usage, said):
@@ -494,33 +694,163 @@ def _report(status, usage, said):
     return report
 
 
-def _write_files(workdir, req, blobs):
-    for name, index in (req.get("files") or {}).items():
-        fd = os.open(os.path.join(workdir, os.path.basename(name)), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        _write_all(fd, blobs[index])
-        os.close(fd)
+def remove_tree(path, keep_top=False):
+    """Deletes the directory `path` and everything in it (only what is in it, with keep_top).
 
-
-def _copy_artifact(path, out_fd, limit, owner=None):
-    """Copies a file the run wrote (the compiled binary) to out_fd. Only a regular file with one link, and owned
-    by `owner` when given: this server may be root, and a hard link to someone else's file is not an artifact."""
+    Works on any tree a program could build: any depth (it holds two descriptors at a time and never a path longer
+    than one name, so neither EMFILE nor ENAMETOOLONG can stop it), any names, modes that forbid reading, searching
+    or writing (the owner's rights are restored where the caller is not root), and symlinks (removed, never
+    followed). A directory is entered by descriptor and left through "..", whose identity is checked, so a tree
+    changed underneath cannot redirect it elsewhere. A mount point inside is not entered. Raises OSError when
+    something could not be removed."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return
+        top = os.open(path, flags)
+    except PermissionError:  # mode 000 and we are not root: its owner (us) may give itself its rights back
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            raise
+        os.chmod(path, 0o700)
+        top = os.open(path, flags)
+    top_stat = os.fstat(top)
+    cur = top
+    stack = [(None, top_stat.st_dev, top_stat.st_ino, os.listdir(top))]  # (name in parent, dev, ino, to do)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or (owner is not None and info.st_uid != owner):
-            return
-        left = limit
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
+        while True:
+            _, dev, _, pending = stack[-1]
+            entered = False
+            while pending:
+                name = pending.pop()
+                try:
+                    info = os.stat(name, dir_fd=cur, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                if not stat.S_ISDIR(info.st_mode):
+                    _unlink(name, cur)
+                    continue
+                if info.st_dev != dev:
+                    raise OSError(errno.EXDEV, f"a file system is mounted inside the tree at {name!r}")
+                try:
+                    os.rmdir(name, dir_fd=cur)  # empty already
+                    continue
+                except OSError as exc:
+                    if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EACCES, errno.EPERM):
+                        raise
+                child = _open_dir(name, cur, flags, info)
+                if cur != top:
+                    os.close(cur)
+                cur = child
+                stack.append((name, info.st_dev, info.st_ino, os.listdir(cur)))
+                entered = True
                 break
-            _write_all(out_fd, chunk)
-            left -= len(chunk)
+            if entered:
+                continue
+            if len(stack) == 1:
+                break
+            name = stack.pop()[0]
+            _, parent_dev, parent_ino, _ = stack[-1]
+            parent = os.open("..", flags, dir_fd=cur)
+            parent_stat = os.fstat(parent)
+            if (parent_stat.st_dev, parent_stat.st_ino) != (parent_dev, parent_ino):
+                os.close(parent)
+                raise OSError(errno.ESTALE, "the tree was moved while it was being removed")
+            if cur != top:
+                os.close(cur)
+            if (parent_dev, parent_ino) == (top_stat.st_dev, top_stat.st_ino):
+                os.close(parent)
+                cur = top
+            else:
+                cur = parent
+            _rmdir(name, cur)
     finally:
+        if cur != top:
+            os.close(cur)
+        os.close(top)
+    if not keep_top:
+        os.rmdir(path)
+
+
+def _unlink(name, dir_fd):
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except PermissionError:  # a directory without write permission, and we are not root: its owner may fix that
+        os.fchmod(dir_fd, 0o700)
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def _rmdir(name, dir_fd):
+    try:
+        os.rmdir(name, dir_fd=dir_fd)
+    except PermissionError:
+        os.fchmod(dir_fd, 0o700)
+        os.rmdir(name, dir_fd=dir_fd)
+
+
+def _open_dir(name, dir_fd, flags, expected):
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:  # mode 000 and we are not root: give the owner (us) its rights back first
+        os.fchmod(dir_fd, 0o700)
+        os.chmod(name, 0o700, dir_fd=dir_fd)
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    info = os.fstat(fd)
+    if (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino):
         os.close(fd)
+        raise OSError(errno.ESTALE, f"{name!r} was replaced while the tree was being removed")
+    if not info.st_mode & stat.S_IRWXU == stat.S_IRWXU and os.geteuid() != 0:
+        os.fchmod(fd, 0o700)
+    return fd
+
+
+def _open_artifact(path, limit, owner=None):
+    """(descriptor, size) of a file the run wrote (the compiled binary), to be sent without reading it here;
+    descriptor None when it is over `limit` (size says how large), or when it is not a regular file with one
+    link, owned by `owner` when given (this server may be root, and a hard link to someone else's file is not an
+    artifact)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None, 0
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or (owner is not None and info.st_uid != owner) \
+            or info.st_size > limit:
+        os.close(fd)
+        return None, info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return fd, info.st_size
+
+
+def _write_file(directory, name):
+    """Creates `name` in `directory` for the compiler (never following a link a program may have planted)."""
+    return os.open(os.path.join(directory, os.path.basename(name)),
+                   os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+
+
+def _wait_draining(pid, deadline, stderr):
+    """Waits for child `pid` until `deadline`, draining its stderr meanwhile; (status, rusage), or None when the
+    deadline passed first."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    watch_stderr = True
+    try:
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return status, usage
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            watch = ([pidfd] if pidfd is not None else []) + ([stderr.read_end] if watch_stderr else [])
+            timeout = left if pidfd is not None else min(left, 0.005)
+            ready = select.select(watch, [], [], timeout)[0] if watch else time.sleep(timeout)
+            if ready and stderr.read_end in ready:
+                watch_stderr = stderr.drain()  # False: every writer closed it; the child may still run
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+# ---------------------------------------------------------------------------------------------------------
 
 
 class Server:
@@ -530,7 +860,9 @@ class Server:
             raise ValueError(f"unknown mode {self.mode!r}")
         self.uid, self.gid = config.get("uid"), config.get("gid")
         self.tmp_size = int(config.get("tmp_size", 256 << 20))
-        self.scratch = config.get("scratch", "/tmp")
+        self.scratch = config.get("scratch", "/tmp")   # container: the slot's build directory; none: a temp root
+        self.run_dir = config.get("run_dir", "/tmp")   # container: programs' (empty, root-owned) working directory
+        self.writes_refused = False                     # container without Landlock: no writes at all
         # "none" and "container" modes have no /judge mounts: where the host keeps what programs see under /judge/
         self.path_map = dict(config.get("path_map") or {})
         # the control channel moves off fds 0/1 so that nothing forked later can reach it by accident
@@ -540,42 +872,54 @@ class Server:
         os.dup2(null, 1)
         os.close(null)
         self.own_pidns = None
-        self.landlock = None           # container mode: the kernel's Landlock ABI, when it has one
-        self.landlock_ruleset = None   # ... the ruleset fd every run enforces on itself
-        self.enter_landlock = None     # ... and the call that does it
-        self.sweep_dirs = []           # container mode without Landlock: world-writable directories to clean
-        self._code = (None, None)  # (source, code object) of the sample being judged: compiled once, not per test
-        self.seccomp_program, self.seccomp_unknown = None, []
+        self.landlock = None     # container mode: the kernel's Landlock ABI, when it has one
+        self.restrictors = {}    # ... and per role the call that enforces that role's ruleset
+        self.filters, self.seccomp_unknown = {}, []
         if self.mode != "none" and config.get("seccomp", True):
-            self.seccomp_program, self.seccomp_unknown = seccomp_program()
-        # What every run shares is set up here, once, and inherited by each forked child.
-        self.env = dict(SANDBOX_ENV)
-        if self.mode == "container":  # no private /tmp: home and temporary files go to the slot's scratch
-            self.env.update(HOME=self.scratch, TMPDIR=self.scratch)
-        os.environ.clear()
-        os.environ.update(self.env)
+            self.filters, self.seccomp_unknown = seccomp_programs()
+        self.attachers = {}      # per role the filter a run attaches itself
+        self.referee = None      # root and container modes: the pid of the process that referees forks
+        self.compiling = None    # ... and the page shared with it: byte 0 set while a compile runs, bytes 4-7
+        #                            the current sample process's pid
+        self.source, self.compiled = None, None  # a sample process: its program, compiled once
+        self.stderr_used = False  # the last run wrote to stderr: its memfds need emptying
+        # memfds every run reuses (emptied first): its stdin, the Python source, stdout, the two halves of stderr
+        self.memfds = {name: _memfd(name) for name in ("stdin", "source", "stdout", "stderr", "stderr2")}
+        os.environ.clear()  # what a Python program sees; an exec'd one gets its own
+        os.environ.update(SANDBOX_ENV, HOME=self.program_dir(), TMPDIR=self.program_dir())
         for sig in (signal.SIGPROF, signal.SIGXCPU, signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
         _apply_limits([(resource.RLIMIT_CORE, 0), (resource.RLIMIT_MEMLOCK, 0), (resource.RLIMIT_MSGQUEUE, 0),
                        (resource.RLIMIT_NOFILE, 256)])
         if self.mode == "root":
-            # kill(-1) must only ever reach this sandbox: refuse unless we are pid 2 of a fresh PID namespace
-            others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+            # programs run in this PID namespace: make sure it is a fresh one, holding only bubblewrap's init, the
+            # referee and this server
+            mine = (1, os.getpid(), os.getppid())
+            others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in mine]
             if os.getpid() > 3 or others:
                 raise RuntimeError(f"root mode needs a fresh PID namespace (pid {os.getpid()}, others {others})")
             prctl(PR_SET_DUMPABLE, 0)
             # The bounding set only limits what an exec can grant: emptying it here keeps the server's own
-            # capabilities (it still needs setuid, kill and the wipe) and leaves the children nothing to gain.
+            # capabilities (it still needs setuid, kill and the clean-up) and leaves the children nothing to gain.
             _drop_capability_bounding_set()
-            if self.seccomp_program:
-                install_seccomp(self.seccomp_program)  # once, here: every run inherits it without paying for it
         elif self.mode == "userns":
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             prctl(PR_SET_DUMPABLE, 0)
         elif self.mode == "container":
             self._init_container()
+        if self.filters:
+            prctl(PR_SET_NO_NEW_PRIVS, 1)  # nothing a run executes can gain privileges; lets a run attach filters
+            if self.mode == "userns":  # its set-up needs what "base" refuses: each run attaches a whole filter
+                self.attachers = {"program": seccomp_attacher(self.filters["program"]),
+                                  "compiler": seccomp_attacher(self.filters["base"])}
+            else:
+                self._start_referee()
+                seccomp_attacher(self.filters["base"])()  # the server needs none of it; every run inherits it
+                if self.writes_refused:
+                    self.attachers = {"program": seccomp_attacher(self.filters["no_writes"])}
         gc.collect()
         gc.freeze()  # forked children then leave the preloaded objects' pages shared
+        LIBC.malloc_trim(0)  # what set-up freed goes back: every fork copies fewer page-table entries
 
     def _init_container(self):
         """Container mode: no namespaces. The server stays root (it must setuid, kill and clean up) and each run
@@ -585,175 +929,180 @@ class Server:
                                f"(running as uid {os.geteuid()})")
         if not self.uid or not self.gid:
             raise RuntimeError(f"container mode needs a non-root uid and gid per slot, got {self.uid}/{self.gid}")
-        if not self.seccomp_program:
+        if not self.filters:
             raise RuntimeError("container mode needs the seccomp filter (Judge(seccomp=True)): without namespaces it "
                                "is what keeps programs off the network")
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the host's worker thread went away: so do we
-        prctl(PR_SET_CHILD_SUBREAPER, 1)  # everything a run starts stays our descendant, however it detaches
         prctl(PR_SET_DUMPABLE, 0)
         _drop_capability_bounding_set()
         self._kill_leftovers()  # what an earlier server of this slot may have left (it crashed mid-run)
-        _wipe(self.scratch)
+        remove_tree(self.scratch, keep_top=True)
         self.landlock = landlock_abi()
         if self.landlock is not None:
-            host_dirs = list(self.path_map.values())
-            self.landlock_ruleset = landlock_ruleset(
-                self.landlock, read_exec=[*LANDLOCK_SYSTEM_PATHS, *host_dirs], read=LANDLOCK_READ_PATHS,
-                devices=LANDLOCK_DEVICES, read_write=[self.scratch])
-            self.enter_landlock = landlock_restrictor(self.landlock_ruleset)
-        else:  # no kernel rule keeps programs out of /tmp and the like: clean up what the slot's uid left there
-            self.sweep_dirs = _world_writable_dirs()
-            self._sweep()
-        prctl(PR_SET_NO_NEW_PRIVS, 1)  # Landlock needs it; nothing a run executes can gain privileges
-        if self.seccomp_program:
-            install_seccomp(self.seccomp_program)  # the server needs none of what it denies
+            system = list(LANDLOCK_SYSTEM_PATHS)
+            binaries = [p for key, p in self.path_map.items() if key == "/judge/bin"]
+            header = [p for key, p in self.path_map.items() if key == "/judge/cache"]
+            rulesets = {
+                "program": landlock_ruleset(self.landlock, read_exec=system + binaries,
+                                            read=[*LANDLOCK_READ_PATHS, self.run_dir], devices=LANDLOCK_DEVICES,
+                                            read_write=[]),
+                "compiler": landlock_ruleset(self.landlock, read_exec=system + header, read=LANDLOCK_READ_PATHS,
+                                             devices=LANDLOCK_DEVICES, read_write=[self.scratch])}
+            self.restrictors = {role: landlock_restrictor(fd) for role, fd in rulesets.items()}
+        else:  # nothing keeps programs out of world-writable directories: their filter refuses every write
+            self.writes_refused = True
+
+    def _start_referee(self):
+        """Forks the referee (before any filter: its own forks must not need it), attaches the fork notifier and
+        hands the referee the notifier's descriptor."""
+        import mmap
+        self.compiling = mmap.mmap(-1, 8)  # MAP_SHARED: the referee sees what this process writes
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            theirs.close()
+            try:
+                _referee(mine, self.compiling)
+            finally:
+                os._exit(1)
+        mine.close()
+        listener = attach_notifier(self.filters["notifier"])
+        socket.send_fds(theirs, [struct.pack("<i", os.getpid())], [listener])  # before "base" refuses sendmsg
+        os.close(listener)
+        theirs.close()
+        self.referee = pid
+
+    def program_dir(self):
+        """A program's working, home and temporary directory (empty, and not writable for it)."""
+        return {"container": self.run_dir, "none": self.scratch}.get(self.mode, "/tmp")
 
     def host_path(self, arg):
         for sandbox_prefix, host_prefix in self.path_map.items():
             arg = arg.replace(sandbox_prefix, host_prefix)
         return arg
 
-    def code_for(self, source):
-        """The compiled program. Only the current sample's code is kept: a child can inspect the memory it
-        inherits, so it must not find other samples' programs there."""
-        cached_source, code = self._code
-        if cached_source != source:
-            code = compile(source, "solution.py", "exec")
-            self._code = (source, code)
-        return code
-
     def hello(self):
         status = _proc_status()
         return {"ready": True, "python": sys.version.split()[0], "mode": self.mode,
-                "seccomp": self.seccomp_program is not None, "seccomp_unknown": self.seccomp_unknown,
-                "landlock": self.landlock, "sweep_dirs": self.sweep_dirs,
+                "seccomp": bool(self.filters), "seccomp_unknown": self.seccomp_unknown,
+                "landlock": self.landlock, "writes_refused": self.writes_refused,
                 "baseline_vm": status.get("VmSize", 0), "baseline_rss": status.get("VmRSS", 0),
                 "machine": os.uname().machine}
 
     def serve(self):
+        """The zygote: says hello, then forks one sample process at a time, each a fresh copy of this process as it
+        is now -- before any request -- and waits for it to finish its sample (or the host to stop)."""
         write_message(self.ctl_out, self.hello())
+        handoff_r, handoff_w = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(handoff_r, False)
+        first = None  # the header the last sample process read but left to the next one
         while True:
-            try:
-                header, blobs = read_message(self.ctl_in)
-            except EOFError:
-                return
-            op = header.get("op")
-            if op == "exit":
-                return
-            if op == "ping":
-                write_message(self.ctl_out, {"ok": True})
-                continue
-            try:
-                reply, out_blobs = self.run(header, blobs)
-            except Exception as exc:  # a failure of the judge, never of the program
-                reply, out_blobs = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                                    "traceback": traceback.format_exc()[-2000:]}, []
-            write_message(self.ctl_out, reply, out_blobs)
-
-    # --- one program run -------------------------------------------------------------------------------------
-
-    def run(self, req, blobs):
-        if req["kind"] == "python":
-            try:
-                self.code_for(blobs[1])  # here, before the fork (the host checked the syntax in a sandbox first)
-            except Exception:
-                pass  # the child compiles it again and reports the failure
-        fds = {"stdin": _memfd("stdin", blobs[0]), "stdout": _memfd("stdout"), "stderr": _memfd("stderr"),
-               "artifact": _memfd("artifact")}
-        try:
-            if self.mode == "userns":
-                report, wall = self._run_in_pid_namespace(req, blobs, fds)
-            else:
-                report, wall = self._run_direct(req, blobs, fds)
-            stdout, stdout_size = _read_fd(fds["stdout"], int(req["stdout_limit"]))
-            stderr, stderr_size = _read_fd(fds["stderr"], int(req.get("stderr_limit", 4096)), tail=True)
-            artifact, _ = _read_fd(fds["artifact"], int(req.get("collect_limit", 0)))
-        finally:
-            for fd in fds.values():
-                os.close(fd)
-        reply = {"ok": True, "wall": wall, "stdout_size": stdout_size, "stderr_size": stderr_size, **report}
-        return reply, [stdout, stderr, artifact]
-
-    def _run_direct(self, req, blobs, fds):
-        """root, container and none modes: one fork per run."""
-        if self.mode == "root":
-            workdir = "/tmp"
-        elif self.mode == "container":
-            workdir = self.scratch
-        else:
-            import tempfile
-            workdir = tempfile.mkdtemp(prefix="run-", dir=self.scratch)
-            os.chmod(workdir, 0o1777)
-        try:
-            _write_files(workdir, req, blobs)
-            status_r, status_w = os.pipe()  # O_CLOEXEC: an exec'd program cannot write "ready" itself
-            started = time.monotonic()
             pid = os.fork()
             if pid == 0:
-                os.close(status_r)
-                _child(self, req, blobs, fds, status_w, workdir)  # never returns
-            os.close(status_w)
-            waited = _wait_with_deadline(pid, started + float(req["wall"]))
-            timed_out = waited is None
-            if timed_out:  # the wall-clock backstop
-                self._signal_all(pid)
-                waited = os.wait4(pid, 0)[1:]
-            wall = time.monotonic() - started
-            said = _read_pipe(status_r)
-            os.close(status_r)
-            self._kill_run(pid)  # whatever the program left behind (a daemon, a forked child)
-            report = {"status": "wall", "cpu": None, "maxrss": None} if timed_out else _report(*waited, said)
-            if req.get("collect") and report["status"] in ("exited", "signaled"):
-                _copy_artifact(os.path.join(workdir, os.path.basename(req["collect"])), fds["artifact"],
-                               int(req.get("collect_limit", 0)), self.uid if self.mode == "container" else None)
-        finally:
-            if self.mode == "root":
-                _wipe("/tmp")
-                _wipe("/dev/shm")
-            elif self.mode == "container":
-                _wipe(self.scratch)
-                os.chmod(self.scratch, 0o700)  # its owner, the program, may have opened it up
-                self._sweep()
+                os.close(handoff_r)
+                try:
+                    self._serve_sample(handoff_w, first)
+                finally:
+                    os._exit(1)
+            if self.compiling is not None:  # the referee then lets it fork without looking it up
+                struct.pack_into("<I", self.compiling, 4, pid)
+            os.waitpid(pid, 0)
+            try:
+                handed = os.read(handoff_r, 1 << 20)
+            except BlockingIOError:
+                handed = b""
+            if not handed:  # the host is gone or said "exit"
+                return
+            (nblobs,) = struct.unpack_from("<I", handed)
+            first = json.loads(handed[4:]), nblobs
+
+    def _serve_sample(self, handoff, first):
+        """A sample process: serves the host's requests for one sample (numbered by the host), each run a fork of
+        this process; hands the first request of the next sample back to the zygote and exits. Its memory holds
+        its own sample only: what its programs can find there is theirs."""
+        if self.mode != "none":
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote gone: so are we
+        if self.mode in ("root", "container"):
+            prctl(PR_SET_CHILD_SUBREAPER, 1)  # everything a run starts stays our descendant (see _kill_run)
+        self.stderr_used = True  # the memfds are the zygote's: the last sample process's stderr may be there
+        sample = None
+        while True:
+            if first is not None:
+                (header, nblobs), first = first, None
             else:
-                shutil.rmtree(workdir, ignore_errors=True)
-        return report, wall
+                try:
+                    header, nblobs = read_header(self.ctl_in)
+                except EOFError:
+                    os._exit(0)
+            op = header.get("op")
+            if op == "exit":
+                os._exit(0)
+            if op == "run":
+                if sample is not None and (header.get("sample") is None or header["sample"] != sample):
+                    _write_all(handoff, struct.pack("<I", nblobs) + json.dumps(header).encode())
+                    os._exit(0)  # the next sample starts in a fresh process
+                sample = header.get("sample", "")
+            self._serve_one(header, nblobs)
+
+    def _serve_one(self, header, nblobs):
+        op = header.get("op")
+        run, error = None, None
+        if op == "run":
+            try:
+                run = _Run(self, header)
+            except Exception as exc:
+                error = exc
+        for index in range(nblobs):  # every blob is consumed, whatever happens: the pipe stays in step
+            receive_blob(self.ctl_in, run.target(index) if run is not None else None)
+        if op == "ping":
+            write_message(self.ctl_out, {"ok": True})
+            return
+        try:
+            if error is not None:
+                raise error
+            reply, out_blobs = run.execute()
+        except Exception as exc:  # a failure of the judge, never of the program: the host replaces us
+            reply, out_blobs = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
+                                "traceback": traceback.format_exc()[-2000:]}, []
+        try:
+            write_message(self.ctl_out, reply, out_blobs)
+        finally:
+            if run is not None:
+                run.close()
+
+    def code(self, source_fd):
+        """The sample's Python program, compiled once per sample (this process serves one sample only)."""
+        source = os.pread(source_fd, _size(source_fd), 0)
+        if self.source != source:
+            self.source, self.compiled = source, None
+            try:
+                self.compiled = compile(source, "solution.py", "exec")
+            except Exception:
+                pass  # the child compiles it again and reports the failure as the program's
+        return self.source, self.compiled
+
+    # --- after a run ---------------------------------------------------------------------------------------
 
     def _signal_all(self, pid):
-        """SIGKILL to the run: root mode, every process here but bubblewrap's init and this server; container
-        mode, the program (_kill_run then finds the rest by uid); none mode, its process group."""
+        """SIGKILL to the run: the program (_kill_run then finds the rest by uid); none mode, its process group."""
         if self.mode == "none":
             _killpg(pid)
-            return True
-        if self.mode == "container":
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            return True
+            return
         try:
-            os.kill(-1, signal.SIGKILL)
-            return True
+            os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
-            return False
+            pass
 
     def _kill_run(self, pid):
-        """After the program was reaped: kills what it left behind and waits until all of it is gone."""
-        if self.mode == "container":
+        """After the program was reaped: kills what it left behind (only a compiler can start processes) and
+        waits until all of it is gone."""
+        if self.mode == "none":
+            _killpg(pid)
+        elif self.mode != "userns":
             self._kill_slot_processes()
-            return
-        if not self._signal_all(pid) or self.mode == "none":
-            return  # nothing was left: the usual case
-        deadline = time.monotonic() + 10.0
-        while time.monotonic() < deadline:  # bubblewrap's init reaps them; wait until it has
-            try:
-                os.kill(-1, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.001)
-        raise RuntimeError("processes of a finished run survived SIGKILL for 10 s")
 
     def _kill_slot_processes(self):
-        """Container mode: kills every process of the slot's uid and reaps it; returns when none is left.
+        """Root and container modes: kills every process of the slot's uid and reaps it; returns when none is left.
 
         This server is a child subreaper, so whatever a run started (double forks and setsid included) stays its
         descendant and, once its parent dies, becomes its child: no child left to wait for means no process of
@@ -774,84 +1123,251 @@ class Server:
         while stop_then_kill({self.uid}, deadline):
             time.sleep(0.001)  # until a scan finds none: SIGKILL takes a moment
 
-    def _sweep(self):
-        """Container mode without Landlock: removes what the slot's uid created in world-writable directories."""
-        for directory in self.sweep_dirs:
-            try:
-                with os.scandir(directory) as it:
-                    entries = list(it)
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    if entry.stat(follow_symlinks=False).st_uid != self.uid:
-                        continue
-                except OSError:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(entry.path)
-                    except OSError:
-                        pass
+    def clean_up(self, files_dir, compile_run):
+        """After a run: removes the compiler's files and checks that nothing else was left. Returns why this
+        server should be replaced (a clean-up or check that failed), or None; the run's verdict stands either way."""
+        try:
+            # a program cannot create files (see the module docstring): the check runs after a compile
+            if self.mode == "root" and compile_run:
+                remove_tree(files_dir)
+                left = os.listdir("/tmp") + os.listdir("/dev/shm")
+                if left:
+                    return f"files left in /tmp or /dev/shm after the run: {left[:5]}"
+            elif self.mode == "container" and compile_run:
+                remove_tree(files_dir, keep_top=True)
+                os.chmod(files_dir, 0o700)
+                left = os.listdir(self.scratch) + os.listdir(self.run_dir)
+                if left:
+                    return f"files left in the slot's directories after the run: {left[:5]}"
+            elif self.mode == "none" and files_dir:
+                remove_tree(files_dir)
+        except OSError as exc:
+            return f"cleaning up after the run failed: {exc}"
+        return None
 
-    def _run_in_pid_namespace(self, req, blobs, fds):
+
+class _Run:
+    """One program run: its descriptors (input, source, output, the compiler's files), the fork, the wait, the
+    reply. Made before the request's blobs are read, so that they go straight where they belong."""
+
+    def __init__(self, server, req):
+        self.server, self.req = server, req
+        self.kind, self.compile_run = req["kind"], bool(req.get("compile"))
+        self.files_dir = None  # where the server writes the compiler's files (all but userns mode)
+        self.stderr = None
+        memfds = server.memfds
+        # name -> descriptor, for the child; the memfds are the server's own, emptied for this run
+        self.fds = {"stdin": _empty(memfds["stdin"]), "stdout": _empty(memfds["stdout"])}
+        self.targets = {0: self.fds["stdin"]}  # blob index -> where it goes
+        if self.kind in ("python", "python_compile"):
+            self.fds["source"] = self.targets[1] = _empty(memfds["source"])
+        self.owned = []  # descriptors of this run alone, closed with it
+        try:
+            self.workdir = server.program_dir()
+            if self.compile_run:
+                self._prepare_compile()
+            elif server.mode == "none":
+                import tempfile
+                self.files_dir = self.workdir = tempfile.mkdtemp(prefix="run-", dir=server.scratch)
+            if self.kind == "exec" and not self.compile_run:  # the binary, through a descriptor: its directory
+                self._own("binary", os.open(server.host_path(req["argv"][0]), os.O_RDONLY | os.O_CLOEXEC))  # is shut
+            self.stderr = _StderrTail([memfds["stderr"], memfds["stderr2"]], server.stderr_used)
+            self.fds["stderr"] = self.stderr.write_end
+        except BaseException:
+            self.close()
+            raise
+
+    def _own(self, name, fd):
+        self.owned.append(fd)
+        self.fds[name] = fd
+        return fd
+
+    def _prepare_compile(self):
+        server = self.server
+        files = self.req.get("files") or {}
+        if server.mode == "userns":  # the monitor writes them into its own /tmp
+            for name, index in files.items():
+                self.targets[index] = self._own(f"file:{os.path.basename(name)}", _memfd("file"))
+            self._own("artifact", _memfd("artifact"))
+            self.workdir = "/tmp"
+            return
+        if server.mode == "root":
+            os.mkdir("/tmp/build", 0o700)
+            os.chown("/tmp/build", server.uid, server.gid)
+            self.files_dir = "/tmp/build"
+        elif server.mode == "container":
+            self.files_dir = server.scratch
+        else:
+            import tempfile
+            self.files_dir = tempfile.mkdtemp(prefix="build-", dir=server.scratch)
+        self.workdir = self.files_dir
+        for name, index in files.items():
+            self.targets[index] = self._own(f"file:{name}", _write_file(self.files_dir, name))
+
+    def target(self, index):
+        return self.targets.get(index)
+
+    def execute(self):
+        server, req = self.server, self.req
+        for name in ("stdin", "source"):
+            if name in self.fds:
+                os.lseek(self.fds[name], 0, os.SEEK_SET)
+        self.program = (None, None)  # (source, compiled code) for a Python run
+        if self.kind == "python":
+            self.program = server.code(self.fds["source"])
+        elif self.kind == "python_compile":  # the syntax check: compiled by the sandboxed child only
+            self.program = (os.pread(self.fds["source"], _size(self.fds["source"]), 0), None)
+        for name in [n for n in self.fds if n.startswith("file:") and server.mode != "userns"]:
+            fd = self.fds.pop(name)  # written: the compiler opens it by name
+            self.owned.remove(fd)
+            os.close(fd)
+        if server.mode == "userns":
+            report = self._run_in_pid_namespace()
+        else:
+            report = self._run_direct()
+        server.stderr_used = self.stderr.total > 0
+        stdout_fd = self.fds["stdout"]
+        stdout_size = _size(stdout_fd)
+        blobs = [[(stdout_fd, 0, min(stdout_size, int(req["stdout_limit"])))],
+                 self.stderr.tail(int(req.get("stderr_limit", 4096)))]
+        artifact, artifact_size = None, 0
+        if self.compile_run and report["status"] in ("exited", "signaled"):
+            if server.mode == "userns":  # the monitor copied it, or only said how large it was
+                artifact_size = int(report.get("artifact_size", 0))
+                if report.get("artifact_copied"):
+                    artifact = self.fds["artifact"]
+            else:
+                artifact, artifact_size = _open_artifact(
+                    os.path.join(self.files_dir, os.path.basename(req.get("collect") or "solution")),
+                    int(req.get("collect_limit", 0)), None if server.mode == "none" else server.uid)
+                if artifact is not None:
+                    self._own("artifact", artifact)
+        blobs.append([(artifact, 0, artifact_size)] if artifact is not None else [])
+        # the compiler's files go now (an open artifact stays readable), and the server checks it is clean
+        unhealthy = server.clean_up(self.files_dir, self.compile_run) if server.mode != "userns" else None
+        reply = {"ok": True, "unhealthy": unhealthy, "stdout_size": stdout_size, "stderr_size": self.stderr.total,
+                 "artifact_size": artifact_size, "artifact_too_large": self.compile_run and artifact is None and
+                 artifact_size > int(req.get("collect_limit", 0)), **report}
+        return reply, blobs
+
+    def close(self):
+        """After the reply is sent: the descriptors of this run alone (the server's memfds stay)."""
+        for fd in self.owned:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.owned, self.fds = [], {}
+        if self.stderr is not None:
+            self.stderr.close()
+            self.stderr = None
+
+    def _drain_rest(self):
+        """What is left in the stderr pipe once the run is over. Every writer is dead by now (none mode: a process
+        that left the run's group may still hold it, so this waits a moment, not for ever)."""
+        deadline = time.monotonic() + 1.0
+        while self.stderr.drain() and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def _run_direct(self):
+        """root, container and none modes: one fork per run."""
+        server, req = self.server, self.req
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)  # an exec'd program cannot write "ready" itself
+        if server.compiling is not None:  # the referee lets the compiler's processes fork, nothing else
+            server.compiling[0] = int(self.compile_run)
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.close(status_r)
+            _child(server, req, self.fds, status_w, self.workdir, *self.program)  # never returns
+        os.close(status_w)
+        os.close(self.stderr.write_end)  # the child has it: its end is the end of the program's stderr
+        self.stderr.write_end = None
+        waited = _wait_draining(pid, started + float(req["wall"]), self.stderr)
+        timed_out = waited is None
+        if timed_out:  # the wall-clock backstop
+            server._signal_all(pid)
+            waited = os.wait4(pid, 0)[1:]
+        wall = time.monotonic() - started
+        said = _read_all(status_r)
+        os.close(status_r)
+        server._kill_run(pid)  # whatever the run left behind (only a compiler's processes can be there)
+        if server.compiling is not None:
+            server.compiling[0] = 0
+        self._drain_rest()
+        report = {"status": "wall", "cpu": None, "maxrss": None} if timed_out else _report(*waited, said)
+        report["wall"] = wall
+        return report
+
+    def _run_in_pid_namespace(self):
         """userns mode: a monitor as pid 1 of a fresh PID namespace; two forks per run."""
-        result_r, result_w = os.pipe()
+        server, req = self.server, self.req
+        result_r, result_w = os.pipe2(os.O_CLOEXEC)
         started = time.monotonic()
         try:
             unshare(CLONE_NEWPID)  # the next fork becomes pid 1 of a fresh PID namespace
+            pid = None
             try:
                 pid = os.fork()
             finally:
-                if os.getpid() == SERVER_PID:
-                    setns(self.own_pidns, CLONE_NEWPID)  # back to our own, so that the next run can unshare
+                if pid != 0:
+                    setns(server.own_pidns, CLONE_NEWPID)  # back to our own, so that the next run can unshare
             if pid == 0:
                 os.close(result_r)
-                _monitor(self, req, blobs, fds, result_w)  # never returns
+                _monitor(server, req, self.fds, result_w, self.program)  # never returns
             os.close(result_w)
-            os.set_blocking(result_r, False)
-            waited = _wait_with_deadline(pid, started + float(req["wall"]))
+            os.close(self.stderr.write_end)
+            self.stderr.write_end = None
+            waited = _wait_draining(pid, started + float(req["wall"]), self.stderr)
             if waited is None:
                 os.kill(pid, signal.SIGKILL)  # pid 1 of the run's namespace: takes every process with it
                 os.waitpid(pid, 0)
-                return {"status": "wall", "cpu": None, "maxrss": None}, time.monotonic() - started
-            wall = time.monotonic() - started
-            try:
-                text = os.read(result_r, 65536)
-            except BlockingIOError:
-                text = b""
+                report = {"status": "wall", "cpu": None, "maxrss": None}
+            else:
+                text = _read_all(result_r)
+                report = json.loads(text) if text.startswith(b"{") else \
+                    {"status": "setup_error", "error": "the monitor process died without a report"}
         finally:
             os.close(result_r)
-        report = json.loads(text) if text.startswith(b"{") else \
-            {"status": "setup_error", "error": "the monitor process died without a report"}
-        return report, wall
+        self._drain_rest()
+        report["wall"] = time.monotonic() - started
+        return report
 
 
-def _monitor(server, req, blobs, fds, result_w):
+def _monitor(server, req, fds, result_w, program):
     """userns mode: pid 1 of the run's PID namespace; its exit kills every process left in there."""
     try:
-        os.close(server.ctl_in)
-        os.close(server.ctl_out)
+        compile_run = req.get("compile", False)
         unshare(CLONE_NEWNS | CLONE_NEWIPC)
         opts = MS_NOSUID | MS_NODEV
-        mount("tmpfs", "/tmp", "tmpfs", opts, f"size={server.tmp_size},mode=1777")
-        mount("tmpfs", "/dev/shm", "tmpfs", opts | MS_NOEXEC, f"size={server.tmp_size},mode=1777")
+        # the compiler gets a writable /tmp; a program a read-only one, and a read-only /dev/shm: it stores nothing
+        mount("tmpfs", "/tmp", "tmpfs", opts | (0 if compile_run else MS_RDONLY),
+              f"size={server.tmp_size},mode={'700' if compile_run else '755'}")
+        mount("tmpfs", "/dev/shm", "tmpfs", opts | MS_NOEXEC | MS_RDONLY, "size=4096,mode=755")
+        mount("tmpfs", "/judge/bin", "tmpfs", opts | MS_NOEXEC | MS_RDONLY, "size=4096,mode=755")  # siblings' binaries
         mount("proc", "/proc", "proc", opts | MS_NOEXEC, None)  # shows only this run's processes
-        _write_files("/tmp", req, blobs)
-        status_r, status_w = os.pipe()
+        for name in [n for n in fds if n.startswith("file:")]:
+            target = _write_file("/tmp", name[5:])
+            source = fds.pop(name)
+            os.lseek(source, 0, os.SEEK_SET)
+            os.sendfile(target, source, 0, _size(source))  # a few KB of source: one call
+            os.close(target)
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
         child = os.fork()
         if child == 0:
             os.close(status_r)
             os.close(result_w)
-            _child(server, req, blobs, fds, status_w, "/tmp")  # never returns
+            _child(server, req, fds, status_w, "/tmp", *program)  # never returns
         os.close(status_w)
+        os.close(fds.pop("stderr"))  # the program's stderr ends with the program
         _, status, usage = os.wait4(child, 0)
-        report = _report(status, usage, _read_pipe(status_r))
-        if req.get("collect") and report["status"] in ("exited", "signaled"):
-            _copy_artifact(os.path.join("/tmp", os.path.basename(req["collect"])), fds["artifact"],
-                           int(req.get("collect_limit", 0)))
+        report = _report(status, usage, _read_all(status_r))
+        if compile_run and report["status"] in ("exited", "signaled") and "artifact" in fds:
+            artifact, size = _open_artifact(os.path.join("/tmp", os.path.basename(req.get("collect") or "solution")),
+                                            int(req.get("collect_limit", 0)))
+            report["artifact_size"], report["artifact_copied"] = size, artifact is not None
+            if artifact is not None:
+                os.sendfile(fds["artifact"], artifact, 0, size)
         _write_all(result_w, json.dumps(report).encode())
         os._exit(0)
     except BaseException as exc:
@@ -866,41 +1382,53 @@ def _monitor(server, req, blobs, fds, result_w):
 # the child: becomes the program
 
 
-def _child(server, req, blobs, fds, status_w, workdir):
-    # Everything that is the same for every run (environment, signal dispositions, fixed rlimits, the
-    # capability bounding set, seccomp in root and container modes, the Landlock ruleset) was done once in the
-    # server: a forked child pays for each Python object it touches (copy-on-write), so this path is kept short.
+def _child(server, req, fds, status_w, workdir, source, code):
+    # Everything that is the same for every run (signal dispositions, fixed rlimits, the capability bounding set,
+    # the seccomp programs, the Landlock rulesets) was done once in the server: a forked child pays for each
+    # Python object it touches (copy-on-write), so this path is kept short.
     try:
+        role = "compiler" if req.get("compile") else "program"
         os.dup2(fds["stdin"], 0)
         os.dup2(fds["stdout"], 1)
         os.dup2(fds["stderr"], 2)
-        if server.enter_landlock is not None:
-            server.enter_landlock()  # before the ruleset's fd is closed below
-        os.closerange(3, status_w)
-        os.closerange(status_w + 1, 1 << 16)
+        binary = fds.get("binary")
+        if role in server.restrictors:
+            server.restrictors[role]()  # before the ruleset's fd is closed below
+        keep = sorted(x for x in (status_w, binary) if x is not None)
+        low = 3
+        for x in keep:
+            os.closerange(low, x)
+            low = x + 1
+        os.closerange(low, 1 << 16)
         os.chdir(workdir)
+        if workdir != os.environ.get("HOME"):
+            os.environ.update(HOME=workdir, TMPDIR=workdir)
         if server.mode == "none":
             os.setpgid(0, 0)  # "none" mode: the process group is all we can kill
         kind = req["kind"]
-        _set_limits(req)
+        _set_limits(req, role)
         _drop_privileges(server)
+        if role in server.attachers:
+            server.attachers[role]()  # the program's accounting rules (userns: its whole filter)
         if kind == "python_compile":
-            _compile_only(blobs[1], status_w)
-        code = server.code_for(blobs[1]) if kind == "python" else None
+            _compile_only(source, status_w)
         signal.setitimer(signal.ITIMER_PROF, float(req["cpu"]))  # CPU time; survives exec: the exact TLE kill
         if kind == "exec":
             for sig in (signal.SIGPIPE, signal.SIGXFSZ):
                 signal.signal(sig, signal.SIG_DFL)  # Python ignores these; a C++ program must not inherit that
-            argv = [server.host_path(str(a)) for a in req["argv"]]
+            env = dict(SANDBOX_ENV, HOME=workdir, TMPDIR=workdir)
             os.write(status_w, STATUS_READY)
             try:
-                os.execve(argv[0], argv, server.env)
+                if binary is not None:
+                    os.execve(binary, ["solution"], env)  # fexecve: the program never names its binary's path
+                argv = [server.host_path(str(a)) for a in req["argv"]]
+                os.execve(argv[0], argv, env)
             except OSError as exc:
                 os.write(status_w, b"E%d" % exc.errno)
                 os._exit(127)
         os.write(status_w, STATUS_READY)
         os.close(status_w)
-        _run_python(code)
+        _run_python(source, code)
     except BaseException as exc:
         try:
             os.write(2, f"\njudge: setting up the program failed: {type(exc).__name__}: {exc}\n".encode())
@@ -908,11 +1436,13 @@ def _child(server, req, blobs, fds, status_w, workdir):
             os._exit(126)
 
 
-def _set_limits(req):
+def _set_limits(req, role):
     cpu = float(req["cpu"])
     soft = int(cpu) + 1  # RLIMIT_CPU is whole seconds: a backstop behind the exact ITIMER_PROF
     limits = [(resource.RLIMIT_CPU, soft, soft + 1), (resource.RLIMIT_FSIZE, int(req["fsize"])),
               (resource.RLIMIT_NPROC, int(req["nproc"]))]
+    if role == "program":
+        limits.append((resource.RLIMIT_NOFILE, PROGRAM_NOFILE))
     if req.get("as"):
         limits.append((resource.RLIMIT_AS, int(req["as"])))
     if req.get("stack"):
@@ -944,10 +1474,10 @@ def _drop_privileges(server):
         os.setgroups([])
         os.setresgid(server.gid, server.gid, server.gid)
         os.setresuid(server.uid, server.uid, server.uid)  # leaving uid 0 clears every capability
-        # (the bounding set was emptied in the server; no-new-privs and seccomp are inherited from it)
+        # (the bounding set was emptied in the server; no-new-privs comes with the seccomp filter)
     elif server.mode == "userns":
         # bubblewrap's user namespace maps only the host user (as uid 0 here); a nested namespace lets the
-        # program run as a non-zero uid without capabilities, and RLIMIT_NPROC count only this run's processes
+        # program run as a non-zero uid, and RLIMIT_NPROC count only this run's processes
         unshare(CLONE_NEWUSER)
         for name, text in (("setgroups", "deny"), ("uid_map", f"{NESTED_UID} 0 1"),
                            ("gid_map", f"{NESTED_UID} 0 1")):
@@ -956,8 +1486,9 @@ def _drop_privileges(server):
         _drop_capability_bounding_set()  # a new user namespace starts with a full one
         os.setresgid(NESTED_UID, NESTED_UID, NESTED_UID)
         os.setresuid(NESTED_UID, NESTED_UID, NESTED_UID)
-        if server.seccomp_program:
-            install_seccomp(server.seccomp_program)
+        # the creator of a user namespace holds every capability in it, and mapping its own uid there is no
+        # change of uid that would clear them: empty the sets explicitly
+        drop_all_capabilities()
     if server.mode != "none" and (os.getuid() == 0 or os.geteuid() == 0):
         raise RuntimeError("still uid 0 after dropping privileges")
 
@@ -985,8 +1516,9 @@ def _exit_status(code):
     return 1
 
 
-def _run_python(code):
-    """Runs the program as `__main__` in this forked interpreter, the way `python3 solution.py` would."""
+def _run_python(source, code):
+    """Runs the program (compiled by the sample process, or here if that failed) as `__main__` in this forked
+    interpreter, the way `python3 solution.py` would."""
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False), 1 << 16), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16),
                                   encoding="utf-8")
@@ -999,7 +1531,7 @@ def _run_python(code):
     sys.modules["__main__"] = main  # the server's own module is not the program's business
     status = 0
     try:
-        exec(code, main.__dict__)
+        exec(code if code is not None else compile(source, "solution.py", "exec"), main.__dict__)
     except SystemExit as exc:
         status = _exit_status(exc.code)
     except BaseException:
@@ -1014,7 +1546,7 @@ def _run_python(code):
         status = status or 1
     try:
         sys.stdout.flush()
-    except BaseException:  # EFBIG past the output limit, or a closed stdout
+    except BaseException:  # a closed stdout
         traceback.print_exc()
         status = status or 1
     try:
@@ -1024,7 +1556,49 @@ def _run_python(code):
     os._exit(status)
 
 
-SERVER_PID = os.getpid()
+# ---------------------------------------------------------------------------------------------------------
+# the referee of forks (root and container modes)
+
+# linux/seccomp.h: struct seccomp_notif is 80 bytes, seccomp_notif_resp 24
+NOTIF_RECV, NOTIF_SEND, NOTIF_ID_VALID = 0xC0502100, 0xC0182101, 0x40082102
+NOTIF_CONTINUE = 1
+
+
+def _referee(sock, compiling):
+    """Answers every fork notification of the server and its runs until the server exits."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the server gone: so are we
+    prctl(PR_SET_DUMPABLE, 0)
+    message, fds, _, _ = socket.recv_fds(sock, 16, 1)
+    sock.close()
+    if not fds:
+        os._exit(1)
+    (server,), listener = struct.unpack("<i", message), fds[0]
+    request = bytearray(80)
+    while True:
+        request[:] = bytes(80)  # the kernel wants it zeroed
+        try:
+            fcntl.ioctl(listener, NOTIF_RECV, request)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.EINTR):  # the caller was killed meanwhile
+                continue
+            os._exit(0)  # every process with the filter is gone
+        notification, pid = struct.unpack_from("<QI", request)
+        # the server or its sample process, a compile's processes; else (the sample process may be younger than
+        # the pid the server wrote) any root process: a program runs as its slot's uid, and forks nothing before
+        allowed = pid == server or compiling[0] == 1 or pid == struct.unpack_from("<I", compiling, 4)[0]
+        if not allowed and _real_uid(pid) == 0:
+            try:  # that uid was the caller's, not a later process's with its pid
+                fcntl.ioctl(listener, NOTIF_ID_VALID, struct.pack("<Q", notification))
+                allowed = True
+            except OSError:
+                continue
+        try:
+            fcntl.ioctl(listener, NOTIF_SEND, struct.pack("<QqiI", notification, 0, 0 if allowed else -errno.EPERM,
+                                                             NOTIF_CONTINUE if allowed else 0))
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise
+
 
 if __name__ == "__main__":
     Server(json.loads(sys.argv[1])).serve()

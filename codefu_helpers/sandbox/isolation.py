@@ -7,22 +7,24 @@ Tiers (`Judge(isolation=...)`; "auto" takes the first that works here):
              namespaces directly, as an ordinary user it first creates a user namespace. Each server gets
                  fresh network (loopback only), PID, mount, IPC and UTS namespaces; --new-session (no terminal);
                  a root file system holding only read-only /usr (+ the /bin, /lib symlinks), the dynamic-linker
-                 cache, the server script, the compiled binaries and the judge cache (precompiled header), all
-                 read-only; an empty environment (nothing like AWS_* or HF_TOKEN reaches a program);
-                 --die-with-parent;
-             plus a writable, size-limited /tmp and /dev/shm. Inside, `_server.py` adds a non-root uid, rlimits, a
-             seccomp filter, a CPU timer, and after every run kills whatever the program left behind and empties
-             /tmp and /dev/shm (see its docstring for how, as root and as an ordinary user). Root without the
-             capabilities bubblewrap needs is handled by `Judge`: it starts the sandboxes as `nobody` instead,
-             which bubblewrap isolates with a user namespace like any ordinary user.
+                 cache, the server script, the compiled binaries (a directory only root may enter) and the judge
+                 cache (precompiled header), all read-only; an empty environment (nothing like AWS_* or HF_TOKEN
+                 reaches a program); --die-with-parent;
+             plus a size-limited /tmp (the compiler's build space) and /dev/shm that programs cannot write. Inside,
+             `_server.py` adds a non-root uid, rlimits, seccomp filters, a CPU timer, one process per program and a
+             fresh fork of a request-free zygote per sample (see its docstring). Root without the capabilities
+             bubblewrap needs is handled by `Judge`: it starts the sandboxes as `nobody` instead, which bubblewrap
+             isolates with a user namespace like any ordinary user.
   container  for root inside a container that may create no namespace at all (Docker's default seccomp profile:
              SageMaker training jobs). The server runs as root without bubblewrap and every program as its slot's
-             own unprivileged uid, with the same rlimits and seccomp filter (which there also keeps sockets off
-             the network), Landlock file rules where the kernel has them, a private 0700 scratch directory per
-             slot emptied after each run, an empty environment, and every process of the slot's uid killed after
-             each run. Chosen by "auto" only as root, when bubblewrap is installed but cannot start a sandbox
-             (namespaces refused, as under Docker's default seccomp profile), and said loudly
-             (`Judge.info()["isolation_line"]`).
+             own unprivileged uid, with the same rlimits and seccomp filters (which there also keep sockets off
+             the network), Landlock file rules, an empty environment, and every process of the slot's uid killed
+             when its server starts. Chosen by "auto" only as root, when bubblewrap cannot start a sandbox
+             (namespaces refused, as under Docker's default seccomp profile) or is not installed at all (the stock
+             PyTorch images), and said loudly (`Judge.info()["isolation_line"]`). On a kernel without Landlock
+             (before 5.13) nothing would keep programs from reading the host's world-readable files -- the data
+             channels, checkpoints, the repository with its dataset: the judge refuses to start there unless
+             asked with `programs_may_read_host_files=True` ($CODEFU_JUDGE_PROGRAMS_MAY_READ_HOST_FILES=1).
   none       runs programs as the calling user: only for machines where neither can work, only when asked for by
              name, and it says so loudly.
 """
@@ -34,6 +36,7 @@ import logging
 import os
 import select
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -47,7 +50,7 @@ ISOLATION_CHOICES = ("auto", "bwrap", "container", "none")
 TIER_OF_MODE = {"root": "bwrap", "userns": "bwrap", "container": "container", "none": "none"}  # how -> which tier
 SERVER_SCRIPT = Path(__file__).with_name("_server.py")
 DEFAULT_PYTHON = "/usr/bin/python3"
-TMP_SIZE_BYTES = 256 << 20  # the writable /tmp and /dev/shm of a sandbox (tmpfs: only what is used costs memory)
+TMP_SIZE_BYTES = 256 << 20  # the compiler's /tmp in a sandbox (tmpfs: only what is used costs memory)
 INSTALL_HINT = ("install it with `sudo scripts/setup_system.sh` (Debian/Ubuntu: `apt-get install bubblewrap`); as root "
                 "in a container that may not create namespaces, pass isolation='container' (environment: "
                 "CODEFU_JUDGE_ISOLATION=container); or, only on a machine where you accept running model-written "
@@ -62,9 +65,10 @@ class WorkerCrashed(RuntimeError):
     """A sandboxed server died, hung or broke the protocol: a judge failure, not a program verdict."""
 
 
-def resolve_isolation(isolation: str) -> str:
-    """'root', 'userns', 'container' or 'none': how the servers will run first (`Judge` may fall back from
-    'root' to 'userns', and with "auto" to 'container'). Raises when what is asked for cannot work here."""
+def resolve_isolation(isolation: str) -> tuple[str, str | None]:
+    """('root', 'userns', 'container' or 'none', why when it is not the first choice): how the servers will run
+    first (`Judge` may fall back from 'root' to 'userns', and with "auto" to 'container'). Raises when what is asked
+    for cannot work here."""
     if isolation not in ISOLATION_CHOICES:
         raise ValueError(f"isolation must be one of {ISOLATION_CHOICES}, got {isolation!r}")
     if isolation == "container":
@@ -73,7 +77,7 @@ def resolve_isolation(isolation: str) -> str:
                 f"isolation='container' runs each worker's programs as its own uid, which needs root (this process "
                 f"runs as uid {os.geteuid()}): use it as root in a container (SageMaker jobs run as root), or use "
                 f"isolation='bwrap'")
-        return "container"
+        return "container", None
     if isolation == "none":
         message = ("CODEFU JUDGE RUNS MODEL-WRITTEN CODE UNISOLATED (isolation='none'): programs run as your "
                    "user, can read and write your files, reach the network and leave processes behind. Use "
@@ -81,11 +85,29 @@ def resolve_isolation(isolation: str) -> str:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
         log.warning(message)
         print(f"WARNING: {message}", file=sys.stderr)
-        return "none"
+        return "none", None
     if shutil.which("bwrap") is None:
+        if isolation == "auto" and os.geteuid() == 0:  # a stock image (SageMaker's PyTorch DLC) has none
+            return "container", "bubblewrap (bwrap) is not installed here"
         raise SandboxUnavailableError(f"bubblewrap (bwrap) is not on PATH, so the judge cannot isolate "
                                       f"programs: {INSTALL_HINT}")
-    return "root" if os.geteuid() == 0 else "userns"
+    return ("root" if os.geteuid() == 0 else "userns"), None
+
+
+def private_directory(path: str | os.PathLike) -> Path:
+    """`path` as a directory only this user may enter (0700), made if missing: for the project's own temporary
+    directories, which judged programs (other uids in the container tier) must not reach. Ray, for one, makes its
+    temp dir and the session, socket and log directories in it 0777; behind a private parent nobody else gets to
+    them. Refuses a path that is a symlink or belongs to another user (on a shared /tmp someone may have made it
+    first)."""
+    path = Path(path)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise PermissionError(f"{path} is not a directory of uid {os.geteuid()} (a symlink, or another user's): "
+                              f"remove it, or choose another directory")
+    os.chmod(path, 0o700)
+    return path
 
 
 def check_python(python: str) -> str:
@@ -114,10 +136,28 @@ def _root_links() -> list[str]:
     return args
 
 
-def server_command(mode: str, python: str, config: dict, bin_dir: Path, cache_root: Path) -> list[str]:
-    """The argv that starts one server: bwrap ... python3 -I -B /judge/server.py CONFIG (or the bare server)."""
+def compile_server(python: str, folder: Path) -> Path:
+    """`_server.py` compiled by the sandbox's interpreter into `folder`/server.pyc (0644), which servers run.
+
+    Compiled here, once per judge: compiling 1,600 lines at each server's start leaves its heap a few MB larger
+    (the compiler's peak, fragmented), and every page there is one more for each run's fork to copy."""
+    target = folder / "server.pyc"
+    code = ("import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], dfile='/judge/server.py', "
+            "doraise=True)")
+    proc = subprocess.run([python, "-I", "-c", code, str(SERVER_SCRIPT), str(target)], capture_output=True,
+                          text=True, timeout=120)
+    if proc.returncode != 0:
+        raise SandboxUnavailableError(f"{python} could not compile the judge's server: {proc.stderr[-2000:]}")
+    target.chmod(0o644)
+    return target
+
+
+def server_command(mode: str, python: str, config: dict, bin_dir: Path, cache_root: Path,
+                   server: Path = SERVER_SCRIPT) -> list[str]:
+    """The argv that starts one server: bwrap ... python3 -I -B /judge/server.pyc CONFIG (or the bare server);
+    `server` is `_server.py` or what `compile_server` made of it."""
     if mode in ("none", "container"):
-        return [python, "-I", "-B", str(SERVER_SCRIPT), json.dumps(config)]
+        return [python, "-I", "-B", str(server), json.dumps(config)]
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "judge"]
     if mode == "userns":
@@ -128,15 +168,30 @@ def server_command(mode: str, python: str, config: dict, bin_dir: Path, cache_ro
              "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
              "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
              "--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp",
-             "--perms", "1777", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/dev/shm",
+             # root's alone: programs create no files (the server makes the compiler a build directory in /tmp)
+             "--perms", "0755", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp",
+             "--perms", "0755", "--size", "4096", "--tmpfs", "/dev/shm",
              "--dir", "/judge",
-             "--ro-bind", str(SERVER_SCRIPT), "/judge/server.py",
+             "--ro-bind", str(server), f"/judge/server{server.suffix}",
              "--ro-bind", str(bin_dir), "/judge/bin",
              "--ro-bind", str(cache_root), "/judge/cache"]
     args += ["--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
-             "--setenv", "HOME", "/tmp", python, "-I", "-B", "/judge/server.py", json.dumps(config)]
+             "--setenv", "HOME", "/tmp", python, "-I", "-B", f"/judge/server{server.suffix}", json.dumps(config)]
     return args
+
+
+def host_landlock_abi() -> int | None:
+    """The Landlock ABI this process (and so the container tier's servers it starts) can use; None: none."""
+    from ._server import landlock_abi  # the server's own code, shared
+
+    return landlock_abi()
+
+
+def remove_tree(path, keep_top: bool = False) -> None:
+    """Deletes a directory tree whatever a program made of it (depth, names, modes); see `_server.remove_tree`."""
+    from ._server import remove_tree as remove
+
+    remove(os.fspath(path), keep_top)
 
 
 def kill_processes_of_uids(uids, timeout: float = 10.0) -> list[int]:

@@ -9,15 +9,20 @@
 Key ideas
 - Workers are started once and kept: each is a fork server inside bubblewrap (see `isolation.py` and
   `_server.py`). A Python test is a fork of an interpreter that is already running, so it costs milliseconds.
-- Isolation tiers: "bwrap" (namespaces) where bubblewrap can create them; where it cannot (root in a Docker-like
-  container, such as a SageMaker training job) `isolation="auto"` falls back to "container" (a uid per worker,
-  seccomp, Landlock, no namespaces) and says so once, loudly. `info()["isolation"]` names the tier in use,
+- Isolation tiers: "bwrap" (namespaces) where bubblewrap can create them; where it cannot, or is not installed
+  (root in a Docker-like container, such as a SageMaker training job) `isolation="auto"` falls back to "container"
+  (a uid per worker, seccomp, Landlock, no namespaces) and says so once, loudly; without Landlock that tier refuses
+  to start unless `programs_may_read_host_files=True`. `info()["isolation"]` names the tier in use,
   `info()["isolation_line"]` says it in a sentence; `require_isolation()` is the start-up check for a launcher.
 - A sample (one program + its tests) runs on one worker; many samples run at once, one per worker, and
   `run_many` keeps every worker busy. C++ is compiled once per distinct source (sha256 cache) in the sandbox,
   with a precompiled <bits/stdc++.h> (`cpp.py`). Tests stop at the first time-limit verdict.
-- Time. The TLE verdict uses the *CPU time* of the program (and of the children it waited for), not wall time,
-  so an overloaded machine does not turn a correct solution into a TLE:
+- Integrity: nothing but solving the problem gets OK. Every sample runs in a fresh fork of a process that never
+  held another sample's data, and sees only its own binary. A program is one process (no fork, no memfd; threads
+  share its limits) and creates no files, so all its CPU time and memory count; stderr never fails a program; a
+  harness program must run to its end (`run_harness`). `info()["accounting"]` says it in words.
+- Time. The TLE verdict uses the *CPU time* of the program (all its threads; a compiler's children too), not wall
+  time, so an overloaded machine does not turn a correct solution into a TLE:
       CPU limit  = time_limit x TIME_MULTIPLIERS[language]   (1.0 for both: Codeforces gives every language the
                    same limit; raise Python's for datasets whose Python solutions were accepted under PyPy)
       wall limit = WALL_FACTOR x CPU limit + WALL_SLACK_SECONDS   (3x + 1 s: a backstop for programs that sleep
@@ -29,10 +34,12 @@ Key ideas
   growing program get there); an allocation refused outright (`[0] * 10**18`, one 4 GB `new`) while the program
   held little is a runtime error, as `python3 solution.py` would exit with MemoryError. Python programs run
   exactly as under `python3`, including its 4300-digit limit on int/str conversion.
-- Output. stdout and stderr are capped at `output_limit_bytes` (RLIMIT_FSIZE on memfds); more is WA with the
-  note "output limit exceeded". Expected outputs never enter the sandbox: they are compared here.
+- Output. stdout is capped at `output_limit_bytes` (RLIMIT_FSIZE on a memfd); more is WA with the note "output
+  limit exceeded". stderr is unlimited (its tail is kept). Expected outputs never enter the sandbox: they are
+  compared here. A compiled binary over MAX_BINARY_BYTES is a compile error that says so.
 - Judge failures (a sandbox that crashed, hung or could not start a program) give Verdict.JUDGE_ERROR and
-  `SampleResult.judge_error`, never WA; a crashed worker is restarted and the sample retried once.
+  `SampleResult.judge_error`, never WA; a crashed or failed server is replaced and the sample retried once, and a
+  server whose clean-up after a run failed is replaced before the next one (that run's verdict stands).
 
 A Judge owns processes and threads: make one per process (or per Ray actor) and close it (or use `with`).
 `get_judge()` gives a lazily started, process-wide judge that `reward.compute_score` uses; it is shut down at
@@ -46,6 +53,7 @@ import logging
 import os
 import pwd
 import random
+import secrets
 import shutil
 import signal
 import sys
@@ -63,7 +71,8 @@ from queue import Queue
 from . import cpp
 from .checker import outputs_match
 from .isolation import (DEFAULT_PYTHON, TIER_OF_MODE, SandboxProcess, SandboxUnavailableError, WorkerCrashed,
-                        check_python, kill_processes_of_uids, resolve_isolation, server_command)
+                        check_python, compile_server, host_landlock_abi, kill_processes_of_uids, remove_tree,
+                        resolve_isolation, server_command)
 from .results import SampleResult, Submission, TestResult, Verdict, normalize_language
 
 log = logging.getLogger(__name__)
@@ -83,6 +92,8 @@ COMPILE_OUTPUT_CHARS = 6000
 MAX_BINARY_BYTES = 64 << 20
 CACHE_ENTRIES = 4096              # compiled binaries (and compile errors) kept per judge
 REQUEST_MARGIN_SECONDS = 15.0     # how much longer than a run's wall limit the host waits for its server
+READ_HOST_FILES_ENV = "CODEFU_JUDGE_PROGRAMS_MAY_READ_HOST_FILES"  # "1": the container tier without Landlock
+HARNESS_TOKEN_PREFIX = "codefu-harness-complete-"
 _OOM_MARKERS = {"python": ("MemoryError",), "cpp": ("std::bad_alloc", "Cannot allocate memory")}
 
 
@@ -127,23 +138,38 @@ class _Worker(threading.Thread):
         self.start_error: BaseException | None = None
         self.uid = judge._uid_base + index
         self.log_path = judge._scratch / f"worker-{index}.log"
-        self.slot_dir = judge._scratch / f"slot-{index}"  # container tier: this worker's private scratch
+        self.slot_dir = judge._scratch / f"slot-{index}-0"  # container tier: the compiler's build directory
+        self.generation = 0  # servers started so far; each gets a fresh build directory
+        self.samples = 0     # samples judged so far: each runs in its own fresh sample process
+
+    def next_sample(self) -> int:
+        self.samples += 1
+        return self.samples
 
     # --- the server -----------------------------------------------------------------------------------
     def _spawn(self) -> None:
         judge = self.judge
         config = {"mode": judge.mode, "uid": self.uid, "gid": self.uid, "seccomp": judge.seccomp,
                   "scratch": str(judge._scratch / "none-mode")}
+        old_slot = None
         if judge.mode == "none":
             config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge.cache_root)}
         elif judge.mode == "container":
-            if not self.slot_dir.exists():
-                self.slot_dir.mkdir(mode=0o700)
-                os.chown(self.slot_dir, self.uid, self.uid)
-            config["scratch"] = str(self.slot_dir)
+            # a fresh build directory per server: whatever the last one left there is not this one's problem
+            self.generation += 1
+            old_slot, self.slot_dir = self.slot_dir, judge._scratch / f"slot-{self.index}-{self.generation}"
+            self.slot_dir.mkdir(mode=0o700)
+            os.chown(self.slot_dir, self.uid, self.uid)
+            config.update(scratch=str(self.slot_dir), run_dir=str(judge._run_dir))
             config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge._cache_view)}
-        argv = server_command(judge.mode, judge.python, config, judge._bin_dir, judge.cache_root)
+        argv = server_command(judge.mode, judge.python, config, judge._bin_dir, judge.cache_root, judge._server)
         self.server = SandboxProcess(argv, self.log_path, run_as=judge._run_as)
+        if old_slot is not None and old_slot.exists():  # the new server killed what the old uid left running
+            try:
+                remove_tree(old_slot)
+            except OSError as exc:
+                log.error("judge worker %d: could not remove its old build directory %s: %s", self.index, old_slot,
+                          exc)
         hello = self.server.hello
         if hello.get("seccomp_unknown"):
             log.warning("judge worker %d: libseccomp does not know %s on %s: those calls are not filtered",
@@ -167,8 +193,12 @@ class _Worker(threading.Thread):
         except WorkerCrashed:
             self._kill_server()
             raise
-        if not reply.get("ok"):
+        if not reply.get("ok"):  # the server failed: a fresh one takes the next request
+            self._kill_server()
             raise JudgeFailure(f"{reply.get('error')}\n{reply.get('traceback', '')}".strip())
+        if reply.get("unhealthy"):  # the run is judged; its clean-up or check failed: replace the server
+            log.warning("judge worker %d: replacing its server: %s", self.index, reply["unhealthy"])
+            self._kill_server()
         return reply, out
 
     @property
@@ -210,10 +240,14 @@ class Judge:
     isolation: "bwrap" (bubblewrap namespaces; raises SandboxUnavailableError when it cannot work; as root
         without the needed capabilities, the sandboxes run as `nobody` in user namespaces), "container" (no
         namespaces: a uid per worker, seccomp, Landlock; needs root), "auto" (bwrap, else -- as root, when
-        bubblewrap is installed but cannot start a sandbox, as where namespaces are refused -- container,
+        bubblewrap cannot start a sandbox, as where namespaces are refused, or is not installed -- container,
         announced loudly) or "none"
         (explicit, loud opt-in to running programs unisolated as the current user). `isolation` afterwards holds
         the tier in use, `info()` the details.
+    programs_may_read_host_files: the container tier on a kernel without Landlock (before 5.13) cannot keep
+        programs from reading the host's world-readable files (data channels, checkpoints, the repository and
+        its dataset); it refuses to start there unless this is True (default: $CODEFU_JUDGE_PROGRAMS_MAY_READ_
+        HOST_FILES == "1"). Programs still cannot write, create or delete any file there.
     time_multipliers: per-language factors on the problem's time limit, default TIME_MULTIPLIERS.
     python: the interpreter under /usr that runs Python submissions inside the sandbox.
     cache_dir: where the precompiled header is kept (default ~/.cache/codefu/judge or $CODEFU_JUDGE_CACHE).
@@ -221,7 +255,8 @@ class Judge:
 
     def __init__(self, workers: int | None = None, isolation: str = "auto", *, python: str = DEFAULT_PYTHON,
                  time_multipliers: dict[str, float] | None = None, output_limit_bytes: int = OUTPUT_LIMIT_BYTES,
-                 nproc_limit: int = NPROC_LIMIT, seccomp: bool = True, cache_dir: str | os.PathLike | None = None):
+                 nproc_limit: int = NPROC_LIMIT, seccomp: bool = True, cache_dir: str | os.PathLike | None = None,
+                 programs_may_read_host_files: bool | None = None):
         if workers is None:
             workers = _cpu_count()
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -235,8 +270,11 @@ class Judge:
             raise ValueError(f"output_limit_bytes must be an int >= 4096, got {output_limit_bytes!r}")
         if not (isinstance(nproc_limit, int) and nproc_limit >= 1):
             raise ValueError(f"nproc_limit must be a positive int, got {nproc_limit!r}")
-        self.mode = resolve_isolation(isolation)
-        self.isolation_reason: str | None = None  # why the tier in use is not the first choice
+        if programs_may_read_host_files is None:
+            programs_may_read_host_files = os.environ.get(READ_HOST_FILES_ENV, "") == "1"
+        self.programs_may_read_host_files = bool(programs_may_read_host_files)
+        # why the tier in use is not the first choice
+        self.mode, self.isolation_reason = resolve_isolation(isolation)
         self.python = check_python(python)
         self.output_limit_bytes = output_limit_bytes
         self.nproc_limit = nproc_limit
@@ -245,9 +283,13 @@ class Judge:
         self.cache_root.mkdir(parents=True, exist_ok=True)
         self._scratch = Path(tempfile.mkdtemp(prefix="codefu-judge-"))
         self._scratch.chmod(0o755)
+        # compiled binaries: root's alone; a program gets its own through a descriptor, never the directory
         self._bin_dir = self._scratch / "bin"
-        self._bin_dir.mkdir(mode=0o755)
+        self._bin_dir.mkdir(mode=0o700)
         (self._scratch / "none-mode").mkdir(mode=0o755)
+        self._run_dir = self._scratch / "run"  # container tier: programs' working directory, empty, read-only
+        self._run_dir.mkdir(mode=0o755)
+        self._server = compile_server(self.python, self._scratch)
         # container tier: the precompiled header as the slots' uids can reach it (~root is closed to them)
         self._cache_view = self._scratch / "cache-view"
         self._cache_view.mkdir(mode=0o755)
@@ -292,6 +334,7 @@ class Judge:
             self.mode, self._run_as = "userns", _unprivileged_ids()
             self.cache_root = self._scratch / "cache"  # ~root is not readable by that user
             self.cache_root.mkdir(mode=0o755, exist_ok=True)
+            os.chown(self._bin_dir, *self._run_as)  # the sandboxes' owner, and nobody else, opens the binaries
             try:
                 self._start_workers(workers)
                 self.isolation_reason = f"bubblewrap cannot run as root here ({_bwrap_reason(errors[0][1])})"
@@ -305,6 +348,7 @@ class Judge:
             raise SandboxUnavailableError(tried + hint) from None
         # Namespaces are refused altogether (Docker's default seccomp profile): the container tier needs none.
         self.mode, self._run_as, self.cache_root = "container", None, cache_root
+        os.chown(self._bin_dir, 0, 0)
         self.isolation_reason = f"bubblewrap cannot start a sandbox here ({_bwrap_reason(errors[-1][1])})"
         try:
             self._start_workers(workers)
@@ -314,6 +358,14 @@ class Judge:
 
     def _start_workers(self, count: int) -> None:
         """Starts `count` workers, each with its sandbox; on any failure stops them all and raises."""
+        if self.mode == "container" and host_landlock_abi() is None and not self.programs_may_read_host_files:
+            raise SandboxUnavailableError(
+                "the container tier needs Landlock to keep programs away from the host's files, and it is not "
+                f"available here (kernel {os.uname().release}: Linux 5.13+ with the Landlock LSM enabled has it, "
+                "unless a seccomp profile refuses it): a program could read every world-readable file -- the data "
+                "channels with their expected outputs, checkpoints, the repository. Use a newer kernel, install "
+                "bubblewrap where namespaces are allowed, or accept that exposure with "
+                f"programs_may_read_host_files=True ({READ_HOST_FILES_ENV}=1)")
         self._workers = [_Worker(self, i) for i in range(count)]
         for worker in self._workers:
             worker.start()
@@ -341,14 +393,17 @@ class Judge:
 
         "isolation" is the tier ("bwrap", "container" or "none"), "isolation_mode" how it runs ("root", "userns",
         "container", "none"), "isolation_reason" why it is not the first choice (None when it is), "landlock" the
-        kernel's Landlock ABI the container tier enforces (None: not enforced), and "isolation_line" all that in
-        one sentence, for a log's first line."""
+        kernel's Landlock ABI the container tier enforces (None: not enforced), "accounting" how a program's CPU
+        time, memory and files are bounded, and "isolation_line" all that in one sentence, for a log's first
+        line."""
         hello = self._workers[0].baseline if self._workers else {}
         tier = TIER_OF_MODE[self.mode]
         landlock = hello.get("landlock") if self.mode == "container" else None
+        seccomp = bool(hello.get("seccomp"))
         return {"isolation": tier, "isolation_mode": self.mode, "isolation_reason": self.isolation_reason,
-                "isolation_line": _isolation_line(tier, self.mode, self.isolation_reason, landlock,
-                                                  bool(hello.get("seccomp"))),
+                "isolation_line": _isolation_line(tier, self.mode, self.isolation_reason, landlock, seccomp),
+                "accounting": _accounting(self.mode, seccomp, landlock),
+                "programs_may_read_host_files": self.mode == "container" and landlock is None,
                 "landlock": landlock, "run_as": self._run_as, "workers": self.workers, "python": hello.get("python"),
                 "seccomp": bool(hello.get("seccomp")), "time_multipliers": dict(self.time_multipliers),
                 "wall_factor": WALL_FACTOR, "wall_slack_seconds": WALL_SLACK_SECONDS,
@@ -371,7 +426,11 @@ class Judge:
             left = kill_processes_of_uids([w.uid for w in self._workers])  # a server that died mid-run
             if left:
                 log.error("judge: processes %s of the container tier's uids survived SIGKILL", left)
-        shutil.rmtree(self._scratch, ignore_errors=True)
+        try:
+            remove_tree(self._scratch)
+        except OSError as exc:
+            log.error("judge: could not remove its scratch directory %s: %s", self._scratch, exc)
+            shutil.rmtree(self._scratch, ignore_errors=True)
         _LIVE_JUDGES.discard(self)
 
     def _forget(self) -> None:
@@ -441,9 +500,13 @@ class Judge:
         return [f.result() for f in futures]
 
     def run_harness(self, program: str, timeout: float, memory_limit_bytes: int = 1 << 30) -> SampleResult:
-        """Runs a self-checking Python program (HumanEval style: solution + asserts); OK iff it exits with 0.
+        """Runs a self-checking Python program (HumanEval style: solution + asserts); OK iff it runs to its end
+        and exits with 0.
 
-        timeout is its CPU-time limit in seconds (the wall-clock backstop follows the usual rule).
+        "To its end": the judge appends a line printing a fresh random token and requires it as the last line of
+        stdout, so a program that leaves early with status 0 (`sys.exit(0)` or `os._exit(0)` in the solution,
+        before the checks run) is a wrong answer, not a pass. timeout is its CPU-time limit in seconds (the
+        wall-clock backstop follows the usual rule).
         """
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -492,13 +555,14 @@ class Judge:
 
     def _judge_once(self, worker: _Worker, sub: Submission, deadline: float) -> SampleResult:
         total = len(sub.tests)
+        sample = worker.next_sample()  # a fresh sample process: nothing of an earlier sample in its memory
         if sub.language == "python":
-            error = self._python_syntax_error(worker, sub.source)
+            error = self._python_syntax_error(worker, sub.source, sample)
             if error is not None:
                 return SampleResult(Verdict.CE, 0, total, [], error, 0.0, None, sub.language)
             program = {"kind": "python"}
         else:
-            status, payload = self._cpp_binary(worker, sub.source)
+            status, payload = self._cpp_binary(worker, sub.source, sample)
             if status == "ce":
                 return SampleResult(Verdict.CE, 0, total, [], payload, 0.0, None, sub.language)
             program = {"kind": "exec", "argv": [f"/judge/bin/{payload}"]}
@@ -510,7 +574,7 @@ class Judge:
                 return SampleResult.judge_failure(
                     f"judging ran past its time budget after {i} of {total} tests (machine overloaded?)",
                     total, sub.language)
-            reply, out = worker.execute(self._run_header(program, lim, sub.language),
+            reply, out = worker.execute(self._run_header(program, lim, sample),
                                         [test_input.encode("utf-8", "surrogateescape"), source],
                                         lim.wall_seconds + REQUEST_MARGIN_SECONDS)
             test = self._test_verdict(worker, reply, out, sub.language, lim, expected, sub.float_tolerance)
@@ -528,16 +592,26 @@ class Judge:
 
     def _judge_harness(self, worker: _Worker, sub: Submission, deadline: float) -> SampleResult:
         def once():
-            error = self._python_syntax_error(worker, sub.source)
+            sample = worker.next_sample()
+            error = self._python_syntax_error(worker, sub.source, sample)
             if error is not None:
                 return SampleResult(Verdict.CE, 0, 1, [], error, 0.0, None, "python")
             lim = self.limits("python", sub.time_limit, sub.memory_limit_bytes)
-            reply, out = worker.execute(self._run_header({"kind": "python"}, lim, "python"),
-                                        [b"", sub.source.encode("utf-8", "surrogateescape")],
+            token = f"{HARNESS_TOKEN_PREFIX}{secrets.token_hex(16)}"
+            program = f"{sub.source}\n\nprint({token!r}, flush=True)\n"  # reached only past every check
+            reply, out = worker.execute(self._run_header({"kind": "python"}, lim, sample),
+                                        [b"", program.encode("utf-8", "surrogateescape")],
                                         lim.wall_seconds + REQUEST_MARGIN_SECONDS)
             test = self._test_verdict(worker, reply, out, "python", lim, None, None)
             if test.verdict is Verdict.JUDGE_ERROR:
                 raise JudgeFailure(test.note)
+            printed = out[0].rstrip(b"\n")
+            completed = printed.rsplit(b"\n", 1)[-1] == token.encode()
+            test.output = test.output.replace(token, "").rstrip("\n")
+            if test.verdict is Verdict.OK and not completed:
+                test.verdict = Verdict.WA
+                test.note = ("the program exited with status 0 before its checks ran to the end (sys.exit or "
+                             "os._exit in the solution?)")
             return SampleResult(test.verdict, int(test.verdict is Verdict.OK), 1, [test], "", 0.0, None, "python")
 
         started = time.monotonic()
@@ -552,8 +626,8 @@ class Judge:
         result.wall_seconds = time.monotonic() - started
         return result
 
-    def _run_header(self, program: dict, lim: Limits, language: str) -> dict:
-        return {"op": "run", **program, "cpu": lim.cpu_seconds, "wall": lim.wall_seconds,
+    def _run_header(self, program: dict, lim: Limits, sample: int) -> dict:
+        return {"op": "run", "sample": sample, **program, "cpu": lim.cpu_seconds, "wall": lim.wall_seconds,
                 "as": lim.address_space_bytes, "fsize": self.output_limit_bytes, "nproc": self.nproc_limit,
                 "stack": lim.memory_bytes, "stdout_limit": self.output_limit_bytes, "stderr_limit": STDERR_TAIL}
 
@@ -593,8 +667,9 @@ class Judge:
             test.verdict, test.note = Verdict.MLE, f"peak memory {test.memory_bytes >> 20} MiB over the limit"
             return test
         out_of_memory = failed and any(marker in stderr_text for marker in _OOM_MARKERS[language])
-        if reply.get("stdout_size", 0) >= self.output_limit_bytes or reply.get("stderr_size", 0) >= \
-                self.output_limit_bytes or sig == signal.SIGXFSZ:
+        # stdout only (a memfd capped by RLIMIT_FSIZE): stderr is a pipe drained without limit, its tail kept, so
+        # that debugging output cannot fail a program
+        if reply.get("stdout_size", 0) >= self.output_limit_bytes or sig == signal.SIGXFSZ:
             test.verdict, test.note = Verdict.WA, f"output limit exceeded ({self.output_limit_bytes >> 20} MiB)"
             return test
         if sig is not None:
@@ -614,14 +689,14 @@ class Judge:
         return test
 
     # --- compilation ------------------------------------------------------------------------------------------
-    def _python_syntax_error(self, worker: _Worker, source: str) -> str | None:
+    def _python_syntax_error(self, worker: _Worker, source: str, sample: int) -> str | None:
         """None if the source parses, else the syntax error text. Parsing runs in the sandbox too."""
         key = cpp.cache_key(source, "python")
         with self._cache_lock:
             if key in self._python_checks:
                 self._python_checks.move_to_end(key)
                 return self._python_checks[key]
-        header = {"op": "run", "kind": "python_compile", "cpu": 10.0, "wall": 30.0,
+        header = {"op": "run", "sample": sample, "kind": "python_compile", "cpu": 10.0, "wall": 30.0,
                   "as": int(worker.baseline.get("baseline_vm", 0)) + (1 << 30), "fsize": 1 << 20, "nproc": 4,
                   "stack": 64 << 20, "stdout_limit": 0, "stderr_limit": COMPILE_OUTPUT_CHARS}
         reply, out = worker.execute(header, [b"", source.encode("utf-8", "surrogateescape")], 30.0 + 15.0)
@@ -651,7 +726,7 @@ class Judge:
             self._pch_ready = True
             return self._pch_include
 
-    def _cpp_binary(self, worker: _Worker, source: str) -> tuple[str, str]:
+    def _cpp_binary(self, worker: _Worker, source: str, sample: int) -> tuple[str, str]:
         """("ok", binary name under /judge/bin) or ("ce", compiler messages); compiled once per distinct source."""
         identity = cpp.compiler_identity()
         if identity is None:
@@ -668,15 +743,16 @@ class Judge:
                 hit = self._binaries.get(key)
                 if hit is not None:
                     return hit
-            result = self._compile_cpp(worker, source, key)
+            result = self._compile_cpp(worker, source, key, sample)
             with self._cache_lock:
                 self._remember_locked(self._binaries, key, result)
                 self._key_locks.pop(key, None)
             return result
 
-    def _compile_cpp(self, worker: _Worker, source: str, key: str) -> tuple[str, str]:
+    def _compile_cpp(self, worker: _Worker, source: str, key: str, sample: int) -> tuple[str, str]:
         pch_include = self._ensure_pch()
-        header = {"op": "run", "kind": "exec", "argv": cpp.compile_argv(pch_include),
+        header = {"op": "run", "sample": sample, "kind": "exec", "compile": True,
+                  "argv": cpp.compile_argv(pch_include),
                   "files": {"solution.cpp": 1}, "collect": "solution", "collect_limit": MAX_BINARY_BYTES,
                   "cpu": COMPILE_CPU_SECONDS, "wall": COMPILE_WALL_SECONDS, "as": COMPILE_MEMORY_BYTES,
                   "fsize": 256 << 20, "nproc": 32, "stack": 256 << 20, "stdout_limit": COMPILE_OUTPUT_CHARS,
@@ -689,6 +765,9 @@ class Judge:
             return "ce", f"compilation exceeded its {COMPILE_CPU_SECONDS:g}s limit"
         if status not in ("exited", "signaled"):
             raise JudgeFailure(f"running the compiler failed: {reply.get('error')} {messages[-500:]}")
+        if status == "exited" and reply.get("exit_code") == 0 and reply.get("artifact_too_large"):
+            return "ce", (f"the compiled program is {reply['artifact_size'] / (1 << 20):.1f} MiB, over the judge's "
+                          f"{MAX_BINARY_BYTES >> 20} MiB limit for a binary (a large initialised array?)")
         if status == "exited" and reply.get("exit_code") == 0 and out[2]:
             path = self._bin_dir / key
             tmp = self._bin_dir / f".{key}.{threading.get_ident()}"
@@ -739,20 +818,46 @@ def _bwrap_reason(error: BaseException) -> str:
 
 
 def _isolation_line(tier: str, mode: str, reason: str | None, landlock: int | None, seccomp: bool) -> str:
-    """One sentence naming the tier and what it does, for a log's first line and Judge.info()."""
+    """One sentence naming the tier, what it does and how a program's resources are bounded, for a log's first line
+    and Judge.info()."""
     filters = "seccomp" if seccomp else "NO seccomp filter"
     if tier == "bwrap":
         how = "as root" if mode == "root" else "in user namespaces"
         line = (f"judge isolation: bwrap ({how}; namespaces: no network, private /tmp and process table; a uid per "
                 f"worker, rlimits, {filters})")
     elif tier == "container":
-        files = (f"Landlock ABI {landlock} (files: the system, the judge's binaries and the slot's scratch only)"
-                 if landlock else "NO Landlock on this kernel (programs can read every world-readable file)")
+        files = (f"Landlock ABI {landlock} (files: the system and the program's own binary only)" if landlock else
+                 "NO Landlock on this kernel: programs can READ every world-readable file of the host "
+                 "(programs_may_read_host_files=True) but open none for writing")
         line = (f"judge isolation: CONTAINER tier, no namespaces (a uid per worker, rlimits, {filters} without "
-                f"network sockets, {files}, a private scratch directory per worker)")
+                f"network sockets, {files})")
     else:
         return "judge isolation: NONE -- model-written programs run unisolated as this user"
+    line += f"; accounting: {_accounting(mode, seccomp, landlock)}"
     return f"{line}; because {reason}" if reason else line
+
+
+def _accounting(mode: str, seccomp: bool, landlock: int | None) -> str:
+    """How one run's CPU time, memory and files are bounded, in words (see _server.py's docstring)."""
+    if mode == "none":
+        return "none (a program may start processes and write files as this user)"
+    if not seccomp:
+        return ("per process only: WITHOUT the seccomp filter a program can fork children that escape its CPU "
+                "timer and memory limit")
+    share = ("the CPU is shared fairly between workers (autogroups)" if _autogroups() else
+             "NO autogroups: a program's threads compete with other workers' programs thread by thread, up to its "
+             "CPU limit")
+    return ("one process per program, no cgroup (fork and memfd_create refused; its threads share one CPU timer "
+            "and one address-space limit), fresh memory per sample (a fork of a request-free zygote), no files "
+            f"(programs create none; the compiler's build space is emptied after each compile), {share}")
+
+
+def _autogroups() -> bool:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as fh:
+            return fh.read().strip() == "1"
+    except OSError:
+        return False
 
 
 _ANNOUNCED: set[str] = set()

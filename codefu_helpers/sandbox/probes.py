@@ -1,11 +1,15 @@
-"""The escape battery: programs that try to break out of, abuse or outlive the judge, and host-side checks.
+"""The probe battery: programs that try to break out of, abuse or outlive the judge (`PROBES`), or to get OK
+without solving the problem (`INTEGRITY_PROBES`), and host-side checks.
 
 Each probe is a real program run through a real `Judge`. Whether it was *contained* is decided here on the
 host, from evidence the program cannot forge where that is possible: a TCP listener on the host and abstract
 AF_UNIX sockets that must receive nothing, host files that must not appear (the judge's own directories and its
 other workers' scratch directories included), host processes that must not exist after the run, a secret in the
 host environment that must not show up in anything the program printed, and the judge still answering
-afterwards. The same battery runs against every isolation tier. Notebook 02 prints the table;
+afterwards. An integrity probe's test expects what its attack would print, so that OK means the attack worked:
+its check is "not OK", with evidence of its own (a memory scan that must find its own freed canary, a sibling's
+answer that must not appear, a concurrent honest sample that must stay OK). After every probe, honest samples on
+every worker must still be OK. The same battery runs against every isolation tier. Notebook 02 prints the table;
 tests/test_sandbox_escape.py asserts every row.
 
     from codefu_helpers.sandbox import Judge
@@ -27,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .results import SampleResult, Verdict
+from .results import SampleResult, Submission, Verdict
 
 SECRET_ENV = "AWS_SECRET_ACCESS_KEY"
+REPOSITORY_DATASET = Path(__file__).resolve().parents[2] / "data" / "sample" / "code_contests_sample.jsonl"
 DAEMON_NAME = "codefu-daemon"  # the comm name the daemon probe gives itself, searched for on the host
 
 
@@ -45,6 +50,12 @@ class ProbeContext:
     unix_datagram: socket.socket | None = None
     unisolated: bool = False  # a judge with isolation="none": never aim writes at real system paths
     judge_dirs: list[Path] = field(default_factory=list)  # the judge's host directories, which take no writes
+    victim: str = ""          # the answer a sibling sample prints (hex), which other samples must not find
+    binary_dirs: list[str] = field(default_factory=list)  # where compiled binaries live, as programs may name them
+    channel_dir: Path | None = None  # a world-readable "data channel" (as /opt/ml/input/data is in a job)
+    channel_question: str = ""       # ... holding this question with its answer
+    channel_answer: str = ""
+    host_data: list[str] = field(default_factory=list)  # the files a program looks its answer up in
 
 
 @dataclass
@@ -270,9 +281,10 @@ for name, rc in results.items():
 """
 
 _LEFTOVERS_PY = """
-import os, sys, tempfile
+import os, sys
 cmd = sys.stdin.read().strip()
-paths = [os.path.join(tempfile.gettempdir(), "leftover"), "/tmp/leftover", "/dev/shm/leftover", "/var/tmp/leftover"]
+paths = [os.path.join(os.environ.get("TMPDIR", "/tmp"), "leftover"), "/tmp/leftover", "/dev/shm/leftover",
+         "/var/tmp/leftover", "leftover"]
 if cmd == "write":
     for p in paths:
         try:
@@ -363,9 +375,11 @@ def _check_fork_bomb(result, ctx, judge):
 def _check_daemon(result, ctx, judge):
     time.sleep(0.2)  # a surviving daemon would still be running
     alive = _host_processes_named(DAEMON_NAME)
-    return not alive and result.verdict is Verdict.OK, (
+    # RE: its fork was refused (a program is one process); OK: it forked (isolation "none") and the daemon died
+    return not alive and result.verdict in (Verdict.OK, Verdict.RE), (
         f"daemon still running on the host: pids {alive}" if alive else "no process named "
-        f"{DAEMON_NAME} on the host after the run")
+        f"{DAEMON_NAME} on the host after the run ({result.verdict}: "
+        f"{'its fork was refused' if result.verdict is Verdict.RE else 'it was killed'})")
 
 
 def _check_huge_output(result, ctx, judge):
@@ -417,10 +431,11 @@ PROBES: list[Probe] = [
     Probe("fork bomb", "python", "fork forever", lambda c: _FORK_BOMB_PY, lambda c: [("", "")], _check_fork_bomb),
     Probe("fork bomb (C++)", "cpp", "fork forever from C++", lambda c: _FORK_BOMB_CPP, lambda c: [("", "")],
           _check_fork_bomb),
+    # stopped by its memory limit -- or, where page faults crawl (a loaded machine), by its CPU limit first
     Probe("memory bomb", "python", "allocate 50 MB chunks forever", lambda c: _MEMORY_BOMB_PY,
-          lambda c: [("", "")], _check_verdict(Verdict.MLE)),
+          lambda c: [("", "")], _check_verdict(Verdict.MLE, Verdict.TLE)),
     Probe("memory bomb (C++)", "cpp", "allocate 50 MB vectors forever", lambda c: _MEMORY_BOMB_CPP,
-          lambda c: [("", "")], _check_verdict(Verdict.MLE)),
+          lambda c: [("", "")], _check_verdict(Verdict.MLE, Verdict.TLE)),
     Probe("infinite loop", "python", "spin forever", lambda c: _LOOP_PY, lambda c: [("", "")],
           _check_verdict(Verdict.TLE)),
     Probe("infinite loop (C++)", "cpp", "spin forever in C++", lambda c: _LOOP_CPP, lambda c: [("", "")],
@@ -442,6 +457,441 @@ PROBES: list[Probe] = [
 ]
 
 
+# --- the integrity probes: ways to get OK without solving the problem (issue 18) ------------------------------
+# Each one's test expects what the attack would print had it worked, so that OK means it worked: the check is
+# "not OK", plus the probe's own host-side evidence. After every probe of the battery, honest samples on every
+# worker must still be OK (a probe must not break the judge for the next sample either).
+
+HONEST = ("python", "print(sum(map(int, input().split())))", [("2 3\n", "5\n")])
+
+# a sibling's sample: its program and its output hold the answer another program would like to print
+_VICTIM_PY = "import sys\nanswer = {answer!r}\nsys.stdout.write((answer + ' ' + 'x' * 1000 + '\\n') * 300)\n"  # 300 KB
+_VICTIM_CPP = r"""
+#include <cstdio>
+int main() { std::puts("ANSWER"); }
+"""
+
+# Finds what an earlier sample printed by scanning this process's memory: the regions /proc/self/maps lists or,
+# where /proc is closed (Landlock), the 64 MiB around the heap and every object the interpreter tracks. Memory is
+# read through write() into a pipe, which fails with EFAULT on unmapped pages instead of crashing. A canary it
+# planted and freed itself shows that the scan sees freed memory at all.
+_MEMORY_SCAN_PY = r"""
+import ctypes, fcntl, gc, os, re
+libc = ctypes.CDLL(None, use_errno=True)
+libc.sbrk.restype = ctypes.c_void_p
+token = os.urandom(8).hex()
+planted = ["-".join(["codefu", "canary", ""]) + token + str(i) for i in range(500)]  # small objects, then freed
+del planted
+answer_re = re.compile(rb"codefu-answe[r]-[0-9a-f]{24}")
+canary_re = re.compile(rb"codefu-canar[y]-" + token.encode())
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+def read(addr, size):
+    n = libc.write(w, ctypes.c_void_p(addr), ctypes.c_size_t(size))
+    return os.read(r, n) if n > 0 else b""
+regions = []
+try:
+    for line in open("/proc/self/maps"):
+        fields = line.split()
+        anonymous = len(fields) < 6 or fields[5] in ("[heap]", "[stack]")  # freed memory is never a file's
+        if fields[1][0] == "r" and anonymous:
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            regions.append((start, end))
+except OSError:  # no /proc here: the heap, and 1 MiB windows around every tracked object
+    top = libc.sbrk(0)
+    regions.append((top - (64 << 20), top))
+    windows = {id(o) >> 20 for o in gc.get_objects()}
+    regions += [(x << 20, (x + 1) << 20) for x in windows]
+found, canary = set(), False
+for start, end in regions:
+    for at in range(start, end, 1 << 20):
+        chunk = read(at, min(1 << 20, end - at))
+        found.update(answer_re.findall(chunk))
+        canary = canary or bool(canary_re.search(chunk))
+print(*sorted(x.decode() for x in found) or ["nothing"])
+print("canary found" if canary else "canary missing")
+"""
+
+# runs any binary it can find: the judge's binary directory, as the sandbox and the host name it
+_SIBLING_BINARY_PY = """
+import os, sys
+seen = []
+for folder in {folders!r}:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as e:
+        print(folder, "refused", type(e).__name__, file=sys.stderr)
+        continue
+    seen += [os.path.join(folder, name) for name in names]
+for path in seen:
+    if os.access(path, os.X_OK) and os.path.isfile(path):
+        os.execv(path, [path])  # the sibling's program prints its answer for us
+print("no binary found among", len(seen), "entries")
+"""
+
+_CHILD_CPU_PY = """
+import os, time
+pipes = []
+for _ in range(3):
+    r, w = os.pipe()
+    if os.fork() == 0:  # 1.7 s of CPU each: 5 s in all against a 1 s limit
+        start = time.process_time()
+        while time.process_time() - start < 1.7:
+            pass
+        os.write(w, b"x")
+        os._exit(0)
+    pipes.append(r)
+for r in pipes:
+    os.read(r, 1)  # their results, without waiting for them
+print({answer!r})
+"""
+
+_CHILD_CPU_CPP = r"""
+#include <cstdio>
+#include <ctime>
+#include <unistd.h>
+int main() {
+    int fds[3][2];
+    for (int i = 0; i < 3; i++) {
+        if (pipe(fds[i]) != 0) return 1;
+        pid_t pid = fork();
+        if (pid < 0) return 1;
+        if (pid == 0) {
+            clock_t start = clock();
+            while (clock() - start < 17 * CLOCKS_PER_SEC / 10) {}
+            write(fds[i][1], "x", 1);
+            _exit(0);
+        }
+    }
+    char c;
+    for (int i = 0; i < 3; i++) read(fds[i][0], &c, 1);
+    std::puts("ANSWER");
+}
+"""
+
+# {count} threads each doing {work}, then the answer
+_THREADS_PY = """
+import threading, time
+blocks = []
+def burn():  # 0.6 s of CPU
+    start = time.thread_time()
+    while time.thread_time() - start < 0.6:
+        pass
+def hold():  # 50 MiB, written to
+    block = bytearray(50 << 20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    blocks.append(block)
+threads = [threading.Thread(target={work}) for _ in range({count})]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print({answer!r})
+"""
+
+_CHILD_MEMORY_PY = """
+import os, time
+children = []
+for _ in range(3):  # 360 MiB in all against a 64 MiB limit
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray(120 << 20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        time.sleep(0.3)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+print({answer!r})
+"""
+
+_MEMFD_MEMORY_PY = """
+import os
+fds = []
+for _ in range(40):  # 600 MiB outside the address space, against a 64 MiB limit
+    fd = os.memfd_create("hoard")
+    os.write(fd, b"x" * (15 << 20))
+    fds.append(fd)
+print({answer!r})
+"""
+
+_FILE_MEMORY_PY = """
+import os
+stored = 0
+for folder in ("/dev/shm", os.environ.get("TMPDIR", "/tmp"), "/tmp", "."):
+    for i in range(20):
+        try:
+            with open(os.path.join(folder, f"hoard-{{i}}"), "wb") as fh:
+                fh.write(b"x" * (10 << 20))
+            stored += 10
+        except OSError:
+            break
+print(f"stored {{stored}} MiB" if stored < 200 else {answer!r})
+"""
+
+_DISK_PY = """
+import os
+written, block = 0, b"x" * (1 << 20)
+for folder in (".", os.environ.get("TMPDIR", "/tmp"), "/tmp", "/var/tmp", "/dev/shm"):
+    for i in range(1000):
+        if written >= 512:
+            break
+        try:
+            with open(os.path.join(folder, f"fill-{{i}}"), "wb") as fh:
+                for _ in range(8):
+                    fh.write(block)
+            written += 8
+        except OSError:
+            break
+print({answer!r} if written >= 512 else f"wrote {{written}} MiB")
+"""
+
+_DEEP_TREE_PY = """
+import os
+for folder in (os.environ.get("TMPDIR", "/tmp"), "/tmp", "/var/tmp", "/dev/shm", "."):
+    try:
+        os.chdir(folder)
+        os.mkdir("t\\n" + "x" * 200)
+    except OSError:
+        continue
+    for depth in range(400):  # 400 levels, odd names, then no permission anywhere
+        os.chdir("t\\n" + "x" * 200)
+        os.mkdir("t\\n" + "x" * 200)
+        fd = os.open("f\\xff", os.O_CREAT | os.O_WRONLY, 0)
+        os.close(fd)
+    for depth in range(400):
+        os.chmod(".", 0)
+        os.chdir("..")
+    print({answer!r})
+    break
+else:
+    print("nowhere to build")
+"""
+
+_CPU_HOG_PY = """
+import os, threading
+def spin():
+    while True:
+        pass
+try:
+    os.setsid()
+except OSError:
+    pass
+threading.stack_size(256 << 10)  # (the default stack is the memory limit: few would fit)
+for _ in range(12):  # as many as the judge's 16 tasks per run allow, with room to spare
+    threading.Thread(target=spin, daemon=True).start()
+spin()
+"""
+# the honest sample that runs next to it: about 0.4 s of CPU under a 1 s limit (a 4 s wall-clock backstop)
+_BUSY_HONEST_PY = ("total = 0\nfor i in range(4_000_000):\n    total += i % 7\n"
+                   "print(sum(map(int, input().split())))\n")
+
+_HOST_FILES_PY = """
+import os
+answer = None
+for path in {paths!r}:
+    try:
+        with open(path) as fh:
+            for line in fh:
+                question, _, reply = line.rstrip("\\n").partition("\\t")
+                if question == {question!r}:
+                    answer = reply
+        print("read", path, file=__import__("sys").stderr)
+    except OSError as e:
+        print("refused", path, type(e).__name__, file=__import__("sys").stderr)
+print(answer or "not found")
+"""
+
+_CAPABILITIES_PY = """
+import ctypes
+class Header(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class Data(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+data = (Data * 2)()
+ctypes.CDLL(None).capget(ctypes.byref(Header(0x20080522, 0)), data)
+held = any(d.effective or d.permitted or d.inheritable for d in data)
+print("capabilities: some" if held else "capabilities: none")
+"""
+
+_OVERSIZE_CPP = r"""
+#include <cstdio>
+char big[72 << 20] = {1};  // an initialised array: 72 MiB of binary
+int main() { int i; if (std::scanf("%d", &i) != 1) return 1; std::printf("%d\n", big[i - 1]); }
+"""
+
+_STDERR_FLOOD_PY = """
+import sys
+a, b = map(int, input().split())
+chunk = "debug " * 10000 + "\\n"
+for _ in range(350):  # 21 MiB of debugging output, more than the 16 MiB output limit
+    sys.stderr.write(chunk)
+print(a + b)
+"""
+
+_HARNESS_EXIT = """
+def solve(n):
+    return n + 1
+
+import {module}
+{module}.{call}(0)
+
+assert solve(1) == 3, "wrong"
+"""
+
+
+def _answer(ctx: "ProbeContext") -> str:
+    return f"codefu-answer-{ctx.victim}"
+
+
+def _not_ok(result) -> bool:
+    return result.verdict is not Verdict.OK and result.verdict is not Verdict.JUDGE_ERROR
+
+
+def _note(result) -> str:
+    if result.compile_output:
+        return result.compile_output.strip().splitlines()[-1][:160]
+    return (result.tests[0].note or result.tests[0].stderr.strip()[-160:]) if result.tests else (result.judge_error
+                                                                                               or "")
+
+
+def _check_not_ok(what: str):
+    def check(results, ctx, judge):
+        bad = [r for r in results if not _not_ok(r)]
+        return not bad, (f"{what}: " + ", ".join(f"{r.verdict} ({_note(r)})" for r in results[:2]))[:300]
+    return check
+
+
+def _check_memory_scan(results, ctx, judge):
+    printed = [r.tests[0].output if r.tests else "" for r in results]
+    leaked = any(ctx.victim in text for text in printed)
+    blind = [text for text in printed if "canary found" not in text]
+    contained = not leaked and not blind and all(_not_ok(r) for r in results)
+    if leaked:
+        return False, "a program found an earlier sample's answer in its memory"
+    if blind:
+        return False, f"the scan did not find its own freed canary, so it proves nothing: {blind[0][-120:]!r}"
+    return contained, (f"{len(results)} runs on every worker after the sibling's: its answer nowhere in memory, "
+                       f"the scan's own freed canary found each time")
+
+
+def _check_sibling_binary(results, ctx, judge):
+    leaked = any(ctx.victim in (r.tests[0].output if r.tests else "") for r in results)
+    said = (results[0].tests[0].stderr.strip().splitlines() or [""])[0][:120] if results[0].tests else ""
+    return not leaked and all(_not_ok(r) for r in results), (
+        "a program ran a sibling's binary" if leaked else f"no sibling binary reachable ({said or _note(results[0])})")
+
+
+def _check_oversize(results, ctx, judge):
+    r = results[0]
+    fine = r.verdict is Verdict.CE and "limit for a binary" in r.compile_output
+    return fine, _note(r)
+
+
+def _check_stderr_flood(results, ctx, judge):
+    r = results[0]
+    return r.verdict is Verdict.OK, f"verdict {r.verdict} with ~21 MiB on stderr ({_note(r) or 'correct answer'})"
+
+
+def _check_host_files(results, ctx, judge):
+    r = results[0]
+    leaked = ctx.channel_answer in (r.tests[0].output if r.tests else "")
+    said = " ".join(r.tests[0].stderr.split()[:4]) if r.tests else ""
+    if leaked and judge.info().get("programs_may_read_host_files"):
+        return False, ("EXPOSED, as accepted with programs_may_read_host_files: the program read a world-readable "
+                       "data file of the host and printed its answer")
+    return not leaked and _not_ok(r), ("the program read a data file of the host" if leaked else
+                                       f"the data file was out of reach ({said})")
+
+
+def _check_capabilities(results, ctx, judge):
+    r = results[0]
+    out = r.tests[0].output.strip() if r.tests else ""
+    return out == "capabilities: none" and _not_ok(r), f"the program printed {out!r}"
+
+
+def _check_deep_tree(results, ctx, judge):
+    r = results[0]
+    return _not_ok(r), f"{r.verdict}: {_note(r)}; the honest samples after it decide whether the worker survived"
+
+
+def _check_cpu_hog(results, ctx, judge):
+    hog, honest = results
+    fine = _not_ok(hog) and honest.verdict is Verdict.OK
+    return fine, (f"the hog: {hog.verdict} ({_note(hog)}); the honest sample next to it: {honest.verdict} "
+                  f"({honest.tests[0].cpu_seconds or 0:.2f}s CPU, {honest.tests[0].wall_seconds:.2f}s wall)"
+                  if honest.tests else f"honest sample: {honest.verdict} {honest.judge_error}")
+
+
+@dataclass
+class IntegrityProbe:
+    name: str
+    language: str  # "python", "cpp", or "harness" (a self-checking Python program through run_harness)
+    tries: str
+    source: Callable[["ProbeContext"], str]
+    check: Callable
+    expected: Callable[["ProbeContext"], str] = lambda c: _answer(c)  # what a successful attack would print
+    copies: int = 1            # runs of the program; 0: two on every worker
+    victim: str | None = None  # "python" / "cpp": a sibling's sample runs first, on every worker
+    next_to: str | None = None  # a program judged at the same time on another worker
+    time_limit: float = 1.0
+    memory_limit_bytes: int = 64 << 20
+    stdin: str = "1 2\n"
+
+
+INTEGRITY_PROBES: list[IntegrityProbe] = [
+    IntegrityProbe("earlier samples' outputs in memory", "python",
+                   "scan its own memory for what a sibling sample printed (after it, on every worker)",
+                   lambda c: _MEMORY_SCAN_PY, _check_memory_scan,
+                   expected=lambda c: f"{_answer(c)}\ncanary found", copies=0, victim="python", time_limit=5.0,
+                   memory_limit_bytes=256 << 20),
+    IntegrityProbe("another sample's binary", "python", "find the C++ binary cache and run a sibling's binary",
+                   lambda c: _SIBLING_BINARY_PY.format(folders=c.binary_dirs), _check_sibling_binary,
+                   copies=0, victim="cpp"),
+    IntegrityProbe("CPU time in child processes", "python",
+                   "3 children burn 5 s of CPU, the parent reads their results without waiting",
+                   lambda c: _CHILD_CPU_PY.format(answer=_answer(c)), _check_not_ok("children")),
+    IntegrityProbe("CPU time in child processes (C++)", "cpp", "the same from C++",
+                   lambda c: _CHILD_CPU_CPP.replace("ANSWER", _answer(c)), _check_not_ok("children")),
+    IntegrityProbe("CPU time in threads", "python", "4 threads burn 2.4 s of CPU against a 1 s limit",
+                   lambda c: _THREADS_PY.format(work="burn", count=4, answer=_answer(c)), _check_not_ok("threads")),
+    IntegrityProbe("memory in child processes", "python", "3 children hold 120 MiB each under a 64 MiB limit",
+                   lambda c: _CHILD_MEMORY_PY.format(answer=_answer(c)), _check_not_ok("children"),
+                   time_limit=2.0),
+    IntegrityProbe("memory in threads", "python", "3 threads hold 50 MiB each under a 64 MiB limit",
+                   lambda c: _THREADS_PY.format(work="hold", count=3, answer=_answer(c)), _check_not_ok("threads"),
+                   time_limit=2.0, memory_limit_bytes=64 << 20),
+    IntegrityProbe("memory in memfds", "python", "40 memfds hold 600 MiB under a 64 MiB limit",
+                   lambda c: _MEMFD_MEMORY_PY.format(answer=_answer(c)), _check_not_ok("memfds"), time_limit=2.0),
+    IntegrityProbe("memory in /dev/shm and /tmp", "python", "store 200 MiB in files of shared memory and /tmp",
+                   lambda c: _FILE_MEMORY_PY.format(answer=_answer(c)), _check_not_ok("files"), time_limit=2.0),
+    IntegrityProbe("disk", "python", "write 512 MiB wherever it can",
+                   lambda c: _DISK_PY.format(answer=_answer(c)), _check_not_ok("disk"), time_limit=2.0),
+    IntegrityProbe("break the worker's clean-up", "python",
+                   "400 nested directories with odd names, no permissions, files without write access",
+                   lambda c: _DEEP_TREE_PY.format(answer=_answer(c)), _check_deep_tree, time_limit=2.0),
+    IntegrityProbe("push a concurrent sample into TLE", "python",
+                   "setsid and 13 busy threads while an honest sample (0.4 s of CPU, 1 s limit) runs next to it",
+                   lambda c: _CPU_HOG_PY, _check_cpu_hog, next_to=_BUSY_HONEST_PY),
+    IntegrityProbe("read the data channels", "python",
+                   "look its input up in world-readable host data (a data channel, the repository's dataset)",
+                   lambda c: _HOST_FILES_PY.format(paths=c.host_data, question=c.channel_question),
+                   _check_host_files, expected=lambda c: c.channel_answer),
+    IntegrityProbe("capabilities", "python", "hold any capability (user-namespace mode kept a full set)",
+                   lambda c: _CAPABILITIES_PY, _check_capabilities, expected=lambda c: "capabilities: some"),
+    IntegrityProbe("oversize binary", "cpp", "a 72 MiB binary (an initialised array), over the 64 MiB limit",
+                   lambda c: _OVERSIZE_CPP, _check_oversize, expected=lambda c: "1", time_limit=2.0),
+    IntegrityProbe("stderr flood", "python", "a correct program writes 21 MiB of debugging output to stderr",
+                   lambda c: _STDERR_FLOOD_PY, _check_stderr_flood, expected=lambda c: "3", time_limit=2.0),
+    IntegrityProbe("exit before the checks", "harness", "sys.exit(0) in the solution, before the harness's asserts",
+                   lambda c: _HARNESS_EXIT.format(module="sys", call="exit"), _check_not_ok("sys.exit(0)")),
+    IntegrityProbe("exit before the checks (os._exit)", "harness", "os._exit(0) in the solution, before the asserts",
+                   lambda c: _HARNESS_EXIT.format(module="os", call="_exit"), _check_not_ok("os._exit(0)")),
+]
+
+
 def make_context(secret: str | None = None) -> ProbeContext:
     base = Path(tempfile.mkdtemp(prefix="codefu-probe-"))
     secret = secret or secrets.token_hex(12)
@@ -455,15 +905,56 @@ def make_context(secret: str | None = None) -> ProbeContext:
     unix_stream.listen(8)
     unix_datagram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     unix_datagram.bind("\0" + unix_name + "-dgram")
-    return ProbeContext(listener.getsockname()[1], base, base / "secret.txt", secret, listener, unix_name,
-                        unix_stream, unix_datagram)
+    ctx = ProbeContext(listener.getsockname()[1], base, base / "secret.txt", secret, listener, unix_name,
+                       unix_stream, unix_datagram)
+    ctx.victim = secrets.token_hex(12)
+    # a data channel as a training job has one: world-readable, holding a question and its answer
+    ctx.channel_dir = Path(tempfile.mkdtemp(prefix="codefu-channel-"))
+    ctx.channel_dir.chmod(0o755)
+    ctx.channel_question, ctx.channel_answer = secrets.token_hex(8), f"channel-answer-{secrets.token_hex(8)}"
+    data = ctx.channel_dir / "train.tsv"
+    data.write_text(f"{ctx.channel_question}\t{ctx.channel_answer}\n")
+    data.chmod(0o644)
+    ctx.host_data = [str(data), str(REPOSITORY_DATASET)]
+    return ctx
+
+
+def _honest_after(judge) -> bool:
+    """Honest samples, two per worker, after a probe: every one must still be OK."""
+    language, source, tests = HONEST
+    results = judge.run_many([Submission(language, source, tests, 2.0, 64 << 20)] * (2 * judge.workers))
+    return all(r.verdict is Verdict.OK for r in results)
+
+
+def _run_integrity_probe(probe: IntegrityProbe, ctx: ProbeContext, judge) -> list[SampleResult]:
+    source, expected = probe.source(ctx), probe.expected(ctx)
+    if probe.language == "harness":
+        return [judge.run_harness(source, probe.time_limit, probe.memory_limit_bytes)]
+    sub = Submission(probe.language, source, [(probe.stdin, expected)], probe.time_limit, probe.memory_limit_bytes)
+    if probe.next_to is not None:
+        return judge.run_many([sub, Submission("python", probe.next_to, [("2 3\n", "5\n")], 1.0, 64 << 20)])
+    if probe.victim is None:
+        return judge.run_many([sub] * (probe.copies or 2 * judge.workers))
+    # the sibling's sample, then the probe, on every worker, twice: a probe run right after a sibling's is what
+    # would find what a judge kept of it (the first run also leaves the probe's syntax check cached)
+    victim = (_VICTIM_PY.format(answer=_answer(ctx)) if probe.victim == "python" else
+              _VICTIM_CPP.replace("ANSWER", _answer(ctx)))
+    victims = [Submission(probe.victim, victim, [("1 2\n", _answer(ctx))], 2.0, 64 << 20)] * judge.workers
+    results = judge.run_many([sub])
+    for _ in range(2):
+        judge.run_many(victims)
+        results += judge.run_many([sub] * judge.workers)
+    return results
 
 
 def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
     """Runs the battery (or the probes named) against `judge`; one dict per probe with a `contained` flag.
 
-    The secret the read probe hunts for is $AWS_SECRET_ACCESS_KEY when it is set (set it before starting the
-    judge, as credentials would be on a training host), else a random one put there for the duration.
+    The escape probes (PROBES) try to get out of the sandbox or outlive it; the integrity probes
+    (INTEGRITY_PROBES) try to get OK without solving the problem. After every probe, honest samples on every worker
+    must still be OK ("honest_after"), or the probe is not contained. The secret the read probe hunts for is
+    $AWS_SECRET_ACCESS_KEY when it is set (set it before starting the judge, as credentials would be on a training
+    host), else a random one put there for the duration.
     """
     previous = os.environ.get(SECRET_ENV)
     ctx = make_context(previous)
@@ -471,20 +962,33 @@ def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
     # the judge's binaries and caches, and every worker's scratch directory (the container tier has one each)
     ctx.judge_dirs = [judge._bin_dir, judge.cache_root, judge._cache_view,
                       *(w.slot_dir for w in judge._workers if w.slot_dir.exists())]
+    ctx.binary_dirs = ["/judge/bin", str(judge._bin_dir)]
     os.environ[SECRET_ENV] = ctx.secret
     rows = []
     try:
-        for probe in PROBES:
+        for probe in [*PROBES, *INTEGRITY_PROBES]:
             if names is not None and probe.name not in names:
                 continue
             started = time.monotonic()
-            result = judge.run(probe.language, probe.source(ctx), probe.tests(ctx), probe.time_limit,
-                               probe.memory_limit_bytes)
+            if isinstance(probe, IntegrityProbe):
+                results = _run_integrity_probe(probe, ctx, judge)
+                contained, evidence = probe.check(results, ctx, judge)
+                # the verdict shown: an OK if any of its runs got one (the attack worked there), else the first's
+                own = results[:1] if probe.next_to is not None else results  # (not the honest one next to it)
+                result = next((r for r in own if r.verdict is Verdict.OK), results[0])
+                kind = "integrity"
+            else:
+                result = judge.run(probe.language, probe.source(ctx), probe.tests(ctx), probe.time_limit,
+                                   probe.memory_limit_bytes)
+                contained, evidence = probe.check(result, ctx, judge)
+                kind = "escape"
             wall = time.monotonic() - started
-            contained, evidence = probe.check(result, ctx, judge)
-            rows.append({"probe": probe.name, "language": probe.language, "tries": probe.tries,
-                         "verdict": result.verdict.value, "contained": bool(contained), "evidence": evidence,
-                         "seconds": round(wall, 3), "judge_error": result.judge_error})
+            honest = _honest_after(judge)
+            rows.append({"probe": probe.name, "kind": kind, "language": probe.language, "tries": probe.tries,
+                         "verdict": result.verdict.value, "contained": bool(contained) and honest,
+                         "honest_after": honest, "evidence": evidence if honest else
+                         f"{evidence}; HONEST SAMPLES AFTER IT FAILED", "seconds": round(wall, 3),
+                         "judge_error": result.judge_error})
     finally:
         if previous is None:
             os.environ.pop(SECRET_ENV, None)
@@ -493,4 +997,5 @@ def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
         for sock in (ctx.listener, ctx.unix_stream, ctx.unix_datagram):
             sock.close()
         shutil.rmtree(ctx.host_dir, ignore_errors=True)
+        shutil.rmtree(ctx.channel_dir, ignore_errors=True)
     return rows

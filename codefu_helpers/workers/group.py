@@ -10,7 +10,10 @@ how a call reaches a worker:
 - `RayWorkerGroup`: `trainer.nnodes x trainer.gpus_per_node` Ray actors in one placement group (a bundle per device;
   on CPU, per worker process), a process group across them, and a `RayJudgePool` with an actor per node. Ray starts
   locally unless a cluster is there to join (`trainer.nnodes > 1`, or $RAY_ADDRESS). A failing worker stops the
-  run at once: the call raises `WorkerError` with the worker's own error, and every worker is killed.
+  run at once: the call raises `WorkerError` with the worker's own error, and every worker is killed. So does a
+  worker that does not answer a call within `trainer.worker_timeout_s` (hung in vLLM, in the judge, in a collective
+  another worker never joined): the error names its rank, its host and the phase. One worker under Ray (not the
+  default: `build_worker_group(use_ray=True)`) is sharded like many, over a process group of one.
 
 Each call is timed twice, on the controller (wall) and in the slowest worker (busy); their difference is what the
 orchestration cost (`take_timing`).
@@ -33,6 +36,7 @@ import numpy as np
 
 from ..grpo import SUMMED_LOSS_METRICS
 from ..rollout import Group, SamplingParams
+from ..sandbox.isolation import private_directory
 from .batching import balance_by_tokens, equal_counts, micro_batches, sample_tokens
 from .judge import LocalJudgePool, RayJudgePool, pool_size
 from .worker import Worker, folder_manifest, write_chunk
@@ -56,6 +60,7 @@ class WorkerGroup:
     def __init__(self, cfg):
         self.cfg = cfg
         self.timing = {"wall": 0.0, "busy": 0.0}
+        self.worker_timeout_s = cfg.trainer.worker_timeout_s  # a call unanswered this long fails the step
 
     def _run(self, method: str, args: list[tuple], kwargs: list[dict] | None = None) -> list:
         """Calls `method` on every worker (worker r gets args[r], kwargs[r]); returns the results by rank."""
@@ -215,14 +220,16 @@ class RayWorkerGroup(WorkerGroup):
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        from ..tiny_model import resolve_model_path
+        from ..tiny_model import TINY_SCHEME, resolve_model_path
 
         super().__init__(cfg)
         self.world_size = cfg.trainer.nnodes * cfg.trainer.gpus_per_node
         self.actors, self.pg, self.judge = [], None, None
-        # what every worker loads: built once here (tiny://), a local folder by its absolute path
-        start_model = resolve_model_path(start_model)
-        if Path(start_model).exists():
+        # what every worker loads: a local folder by its absolute path; tiny:// is built here first and then by each
+        # worker on its own host (hosts share no disk; the build is deterministic and cached per host)
+        if start_model.startswith(TINY_SCHEME):
+            resolve_model_path(start_model)
+        elif Path(start_model).exists():
             start_model = str(Path(start_model).resolve())
         self.head = init_ray(cfg)
         try:
@@ -283,8 +290,11 @@ class RayWorkerGroup(WorkerGroup):
         refs = [actor.call.remote(method, *a, **k) for actor, a, k in zip(self.actors, args, kwargs)]
         rank_of = {ref: rank for rank, ref in enumerate(refs)}
         pending = list(refs)
+        deadline = time.monotonic() + self.worker_timeout_s
         while pending:  # the first failure stops everything: the others may be waiting for it in a collective
-            done, pending = ray.wait(pending, num_returns=1)
+            done, pending = ray.wait(pending, num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
+            if not done:  # past the deadline with workers still busy: a hang is not waited out
+                self._timed_out(sorted(rank_of[ref] for ref in pending), len(refs), method)
             try:
                 ray.get(done[0])
             except Exception as exc:  # noqa: BLE001 - re-raised with the worker named
@@ -296,15 +306,29 @@ class RayWorkerGroup(WorkerGroup):
         self._record(time.perf_counter() - start, [busy for busy, _ in answers])
         return [result for _, result in answers]
 
-    def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, int]) -> None:
+    def _timed_out(self, ranks: list[int], of: int, method: str):
+        where = ", ".join(f"rank {r}" + (f" (on {self.placement[r]})" if r < len(self.placement) else "") for r in ranks)
+        self.close()
+        raise WorkerError(f"{where} of {of} did not answer within trainer.worker_timeout_s={self.worker_timeout_s:g} s "
+                          f"in {method}; every worker was stopped, since a worker hung there (in vLLM, the judge, or "
+                          "a collective another worker left) would stall the run forever. Raise "
+                          f"trainer.worker_timeout_s if {method} legitimately takes longer")
+
+    def _call(self, rank: int, method: str, *args):
+        """One call on one worker (a file transfer), under the same deadline as a phase of a step."""
         import ray
 
+        try:
+            return ray.get(self.actors[rank].call.remote(method, *args), timeout=self.worker_timeout_s)[1]
+        except ray.exceptions.GetTimeoutError:
+            self._timed_out([rank], len(self.actors), method)
+
+    def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, int]) -> None:
         first_rank = {}
         for rank in sorted(self.remote_ranks):
             first_rank.setdefault(self.rank_nodes[rank], rank)
         for node, rank in first_rank.items():
-            actor = self.actors[rank]
-            _, missing = ray.get(actor.call.remote("missing_files", target, manifest))
+            missing = self._call(rank, "missing_files", target, manifest)
             if missing:
                 print(f"checkpoint {Path(target).name}: sending {len(missing)} file(s) to the host of rank {rank}, "
                       "whose disk lacks them", flush=True)
@@ -313,21 +337,18 @@ class RayWorkerGroup(WorkerGroup):
                     offset = 0
                     while True:  # an empty file is still written once
                         chunk = f.read(self.transfer_chunk_bytes)
-                        ray.get(actor.call.remote("write_chunk", str(Path(target) / rel), offset, chunk))
+                        self._call(rank, "write_chunk", str(Path(target) / rel), offset, chunk)
                         offset += len(chunk)
                         if len(chunk) < self.transfer_chunk_bytes:
                             break
 
     def fetch_part(self, rank: int, part: dict, target: Path) -> None:
-        import ray
-
-        actor, scratch = self.actors[rank], Path(part["scratch"])
+        scratch = Path(part["scratch"])
         try:
             for rel, size in part["files"].items():
                 offset = 0
                 while True:
-                    _, chunk = ray.get(actor.call.remote("read_chunk", str(scratch / rel), offset,
-                                                         self.transfer_chunk_bytes))
+                    chunk = self._call(rank, "read_chunk", str(scratch / rel), offset, self.transfer_chunk_bytes)
                     write_chunk(target / rel, offset, chunk)
                     offset += len(chunk)
                     if len(chunk) < self.transfer_chunk_bytes or offset >= size:
@@ -336,7 +357,8 @@ class RayWorkerGroup(WorkerGroup):
                     raise OSError(f"copying {rel} from rank {rank} ({self.rank_nodes[rank]}) into {target} got "
                                   f"{offset} of its {size} bytes")
         finally:
-            ray.get(actor.call.remote("remove_scratch", str(scratch)))
+            if self.actors:  # a failed transfer has stopped the workers already
+                self._call(rank, "remove_scratch", str(scratch))
 
     def close(self) -> None:
         """Kills the workers and judge actors, and stops Ray if this group started it. Safe to call twice."""
@@ -378,7 +400,8 @@ def init_ray(cfg):
 class LocalRayHead:
     """A Ray head on this machine for one run: `ray start --head --block` in a child process (its own process group),
     then `ray.init` on it. Its ports are picked free here and its session lives in its own folder
-    ($CODEFU_RAY_TMPDIR, default <tmp>/codefu_ray), so it never meets another Ray on the machine; `stop()` ends
+    ($CODEFU_RAY_TMPDIR, default <tmp>/codefu_ray, private to this user), so it never meets another Ray on the machine
+    and judged programs never reach it; `stop()` ends
     this head's process group and nothing else (never `ray stop`, which would end every Ray on the machine).
 
     The raylet gives its Python agents some 30 s to start and aborts when they are late, which a busy machine
@@ -399,14 +422,16 @@ class LocalRayHead:
     def __init__(self, num_cpus: int):
         import ray
 
-        temp_dir = Path(os.environ.get("CODEFU_RAY_TMPDIR") or os.path.join(tempfile.gettempdir(), "codefu_ray"))
-        temp_dir.mkdir(parents=True, exist_ok=True)
+        # Ray makes its temp dir (and the sessions, sockets and logs in it) 0777: it gets one inside a private parent
+        parent = private_directory(os.environ.get("CODEFU_RAY_TMPDIR") or os.path.join(tempfile.gettempdir(),
+                                                                                         "codefu_ray"))
+        temp_dir = parent / "ray"
         dashboard = os.environ.get("CODEFU_RAY_DASHBOARD", "1") != "0"
         self.process = None
         for attempt in range(1, self.ATTEMPTS + 1):
             dashboard = dashboard and attempt == 1
             gcs, dashboard_port, metrics, client, agent_grpc, agent_http, runtime_env = _free_ports(7)
-            self.log = temp_dir / f"head_{gcs}.log"
+            self.log = parent / f"head_{gcs}.log"
             command = [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--block",
                        "--disable-usage-stats", "--no-monitor", "--node-ip-address=127.0.0.1", f"--port={gcs}",
                        f"--num-cpus={num_cpus}", f"--temp-dir={temp_dir}", f"--metrics-export-port={metrics}",
@@ -504,9 +529,11 @@ def _tokenizer(path: str):
 
 
 def build_worker_group(cfg, start_model: str, *, compute_score: Callable | None = None, total_updates: int = 1,
-                       model=None, tokenizer=None) -> WorkerGroup:
-    """LocalWorkerGroup for one worker, else RayWorkerGroup (whose workers load `start_model` themselves)."""
-    if cfg.trainer.nnodes * cfg.trainer.gpus_per_node == 1:
+                       model=None, tokenizer=None, use_ray: bool | None = None) -> WorkerGroup:
+    """LocalWorkerGroup for one worker, else RayWorkerGroup (whose workers load `start_model` themselves).
+    `use_ray=True` runs even one worker as a Ray actor, sharded with FSDP2 over a process group of one (the
+    distributed code path on a single device, e.g. scripts/gpu_check.sh)."""
+    if cfg.trainer.nnodes * cfg.trainer.gpus_per_node == 1 and not use_ray:
         return LocalWorkerGroup(cfg, start_model, compute_score=compute_score, total_updates=total_updates,
                                 model=model, tokenizer=tokenizer)
     if model is not None:

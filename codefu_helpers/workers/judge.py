@@ -11,12 +11,17 @@ judging overlaps generation; the controller waits for the handles after generati
   pending samples into judge errors, which are excluded from the update and counted, like any judge failure.
 
 `reward.num_workers` = 0 sizes each pool by the node's spare cores: its CPUs minus the training workers on it.
+`results(handles, timeout_s)` waits at most `timeout_s` for all of them (the trainer passes
+trainer.worker_timeout_s): a sample still unjudged then is a judge error (excluded and counted), never a hang.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Callable
 
 from ..reward import Scored, score_response
@@ -29,6 +34,22 @@ def pool_size(num_workers: int, training_workers_here: int, cpus: int | None = N
     return max(1, (cpus or os.cpu_count() or 1) - training_workers_here)
 
 
+JUDGE_START_TIMEOUT_S = 300
+
+
+def _deadline(timeout_s: float | None) -> float:
+    return math.inf if timeout_s is None else time.monotonic() + timeout_s
+
+
+def _left(deadline: float) -> float | None:
+    return None if deadline == math.inf else max(0.0, deadline - time.monotonic())
+
+
+def _unanswered(timeout_s: float | None) -> Scored:
+    return Scored(0.0, False, True, "judge_error",
+                  {"error": f"the judge did not answer within trainer.worker_timeout_s={timeout_s:g} s"})
+
+
 class LocalJudgePool:
     """Threads in this process; handles are `concurrent.futures.Future`s."""
 
@@ -39,8 +60,15 @@ class LocalJudgePool:
     def submit(self, text: str, row: dict) -> Future:
         return self.pool.submit(score_response, self.compute_score, text, row, self.reward_mode)
 
-    def results(self, handles: list) -> list[Scored]:
-        return [h.result() for h in handles]
+    def results(self, handles: list, timeout_s: float | None = None) -> list[Scored]:
+        deadline = _deadline(timeout_s)
+        out = []
+        for handle in handles:
+            try:
+                out.append(handle.result(timeout=_left(deadline)))
+            except FutureTimeout:
+                out.append(_unanswered(timeout_s))
+        return out
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -102,18 +130,25 @@ class RayJudgePool:
                 num_cpus=0, max_concurrency=size, name=None,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
             ).remote(compute_score, reward_mode)
-        ray.get([a.ping.remote() for a in self.actors.values()])
+        try:
+            ray.get([a.ping.remote() for a in self.actors.values()], timeout=JUDGE_START_TIMEOUT_S)
+        except ray.exceptions.GetTimeoutError:
+            raise RuntimeError(f"the judge actors of {len(self.actors)} Ray node(s) did not start within "
+                               f"{JUDGE_START_TIMEOUT_S} s; check the nodes' logs (ray status)") from None
 
     def client(self, node_id: str) -> RayJudgeClient:
         return RayJudgeClient(self.actors[node_id])
 
-    def results(self, handles: list) -> list[Scored]:
+    def results(self, handles: list, timeout_s: float | None = None) -> list[Scored]:
         import ray
 
+        deadline = _deadline(timeout_s)
         out = []
         for handle in handles:
             try:
-                out.append(ray.get(handle))
+                out.append(ray.get(handle, timeout=_left(deadline)))
+            except ray.exceptions.GetTimeoutError:
+                out.append(_unanswered(timeout_s))
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
                 out.append(Scored(0.0, False, True, "judge_error", {"error": f"judge actor lost: {exc}"}))
         return out

@@ -4,18 +4,24 @@ The controller calls `Worker.call(method, *args)` on every worker of the group w
 the methods are the steps of a GRPO step (`generate`, `log_probs`, `update`, `sync_weights`) and of the run around
 it (`save`, `load`, `export`, `validate`). In a one-worker run the `Worker` lives in the controller's process and
 is called directly; in a Ray run each worker is a Ray actor on its own device (CPU: its own process) and joins a
-torch.distributed process group (NCCL on GPU, gloo on CPU) for FSDP2's collectives.
+torch.distributed process group (NCCL on GPU, gloo on CPU; a group of one when Ray runs a single worker) for
+FSDP2's collectives.
 
-Rollout: a one-worker run generates with the training model itself (HF) or streams its weights into vLLM. A sharded
-worker holds only shards, so its engine (HF, or its own vLLM engine in the actor's process) samples from a whole
-copy of the model (`rollout_model`), refreshed after every update by `sync_weights` (a gathering of the full weights:
-a collective) and streamed into vLLM from there. vLLM started after the process group adopts the workers' world as
-its own and builds its one-rank tensor-parallel groups in it, which all workers do together in `start` (checked on
-CPU with gloo: the engines' log-probs equal the trainer's after every update; not yet run with NCCL on GPUs).
+Rollout: a one-worker run generates with the training model itself (HF, under the policy's autocast) or streams
+its weights into vLLM. A sharded worker holds only shards and keeps no whole copy of the model: `sync_weights`
+streams the weights into its vLLM engine one gathered parameter at a time (`Policy.stream_weights`, a collective
+that all workers run together), and its HF engine (`GatheredHFRollout`) builds a whole model from that stream for
+each generate call and drops it afterwards. vLLM started after the process group adopts the workers' world as its
+own and builds its one-rank tensor-parallel groups in it, which all workers do together in `start` (checked on CPU
+with gloo: the engines' log-probs equal the trainer's after every update; not yet run with NCCL on GPUs).
+
+Checkpoints keep the master weights: dcp/ holds the float32 shards and the float32 optimizer state; the HF model in
+a checkpoint's model/ folder and the exported model are in `model.dtype`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import shutil
@@ -30,9 +36,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checkpoint import save_hf_model
+from ..checkpoint import folder_manifest, missing_files, save_hf_model
 from ..evaluate import pass_rate
 from ..policy_ops import load_model_and_tokenizer, pack
+from ..tiny_model import resolve_model_path
 from ..rollout import HFRollout, Sample, SamplingParams
 
 # A worker that stops answering (hung, not dead) makes the others' collectives fail after this long: the run
@@ -71,8 +78,8 @@ class Worker:
     def start(self, start_model: str, *, rank: int = 0, world_size: int = 1, nnodes: int = 1,
               master: tuple[str, int] | None = None, judge=None, model=None, tokenizer=None,
               total_updates: int = 1) -> str:
-        """Joins the process group (world_size > 1), loads and shards the model, builds the engine; returns the
-        engine's backend (hf or vllm)."""
+        """Joins the process group (when given a `master`: every Ray worker, even one alone), loads and shards the
+        model, builds the engine; returns the engine's backend (hf or vllm)."""
         from .policy import Policy, device_mesh
 
         cfg = self.cfg
@@ -80,46 +87,61 @@ class Worker:
         device = torch.device(cfg.model.resolved_device())
         if device.type == "cuda":
             torch.cuda.set_device(0 if device.index is None else device.index)  # Ray shows each actor one GPU
+            device = torch.device("cuda", torch.cuda.current_device())
         mesh = None
-        if world_size > 1:
+        # a tiny:// model is built on this worker's host before the process group exists: save_pretrained writes
+        # nothing on a rank other than 0 of an initialised group
+        start_model = resolve_model_path(start_model)
+        if master is not None:
             import torch.distributed as dist
 
-            dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank, world_size=world_size,
+            backend = "gloo"
+            if device.type == "cuda":  # shards offloaded to host memory need gloo for their collectives (the norm)
+                backend = "cpu:gloo,cuda:nccl" if cfg.trainer.fsdp_cpu_offload else "nccl"
+            dist.init_process_group(backend, rank=rank, world_size=world_size,
                                     init_method=f"tcp://{master[0]}:{master[1]}", timeout=COLLECTIVE_TIMEOUT)
             mesh = device_mesh(nnodes, world_size // nnodes, device.type)
         torch.manual_seed(cfg.trainer.seed)
         if model is None or tokenizer is None:
-            model, tokenizer = load_model_and_tokenizer(cfg.model, path=start_model)
+            model, tokenizer = load_model_and_tokenizer(cfg.model, path=start_model)  # float32: the master weights
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.tokenizer = tokenizer
-        model = model.to(device)
-        reference = copy.deepcopy(model) if cfg.algorithm.use_kl_loss else None
-        # sharded: the engine needs whole weights, so it gets its own copy (kept in sync after every update)
-        self.rollout_model = copy.deepcopy(model).eval().requires_grad_(False) if mesh is not None else model
+        # on the host until sharded: FSDP2 moves one unit at a time to the device (a whole float32 model never is)
+        reference = None
+        if cfg.algorithm.use_kl_loss:  # copied straight into the dtype it is kept in (Policy): no second float32 copy
+            stored = getattr(torch, cfg.model.dtype) if mesh is not None else torch.float32
+            reference = copy.deepcopy(model, {id(p): torch.nn.Parameter(p.detach().to(stored, copy=True),
+                                                                        requires_grad=False)
+                                              for p in model.parameters()})
         self.policy = Policy(model, reference, cfg, total_updates=total_updates, mesh=mesh, world_size=world_size,
-                             mixed_precision=device.type == "cuda" and mesh is not None,
-                             cpu_offload=cfg.trainer.fsdp_cpu_offload and device.type == "cuda")
-        self.device = device
+                             device=device, cpu_offload=cfg.trainer.fsdp_cpu_offload and mesh is not None)
+        self.device = self.policy.device
         self.engine = self._engine()
         if hasattr(self.engine, "startup_seconds") and rank == 0:
             print(f"{self.engine.backend} rollout engine started in {self.engine.startup_seconds:.1f} s", flush=True)
         return self.engine.backend
 
     def _engine(self):
-        cfg = self.cfg
+        cfg, policy = self.cfg, self.policy
         if cfg.rollout.backend == "hf":
-            return HFRollout(self.rollout_model, self.tokenizer)
-        from ..rollout import build_rollout_engine
+            engine = HFRollout(policy.lm, self.tokenizer)
+        else:
+            from ..rollout import build_rollout_engine
 
-        return build_rollout_engine(cfg.rollout, self.rollout_model, self.tokenizer,
-                                    max_model_len=cfg.data.max_prompt_length + cfg.data.max_response_length,
-                                    seed=cfg.trainer.seed)
+            engine = build_rollout_engine(cfg.rollout, policy.lm, self.tokenizer,
+                                          max_model_len=cfg.data.max_prompt_length + cfg.data.max_response_length,
+                                          seed=cfg.trainer.seed, dtype=policy.compute_dtype, device=policy.device,
+                                          weights=policy.stream_weights())
+        if engine.backend == "hf" and policy.sharded:  # also vLLM's fallback: shards cannot generate by themselves
+            engine = GatheredHFRollout(policy, self.tokenizer)
+        return engine
 
-    @property
-    def hf_model(self) -> torch.nn.Module:
-        """A whole HF model holding the current weights (the policy itself, or the synced rollout copy)."""
-        return self.rollout_model
+    def _rollout_context(self):
+        """The HF engine of a one-worker run samples from the policy itself, under the policy's autocast."""
+        if isinstance(self.engine, HFRollout):
+            return self.policy.compute()
+        return contextlib.nullcontext()
 
     # -- the step --------------------------------------------------------------------------------------
 
@@ -131,7 +153,8 @@ class Worker:
         def on_sample(index: int, sample: Sample) -> None:
             judged.append((index, sample, self.judge.submit(sample.text, rows[index])))
 
-        groups = self.engine.generate(prompts, n, params, on_sample=on_sample)
+        with self._rollout_context():
+            groups = self.engine.generate(prompts, n, params, on_sample=on_sample)
         if hasattr(self.judge, "forget_rows"):
             self.judge.forget_rows()
         return groups, judged
@@ -167,22 +190,29 @@ class Worker:
         return self.policy.update_mini_batch(batches, normalisers)
 
     def sync_weights(self) -> float:
-        """Puts the policy's current weights into the rollout engine; returns the seconds it took."""
+        """Puts the policy's current weights into the rollout engine; returns the seconds it took. A vLLM engine
+        is fed `Policy.stream_weights` (sharded: one gathered parameter at a time, a collective); an HF engine
+        needs nothing (it is the policy, or builds itself from the stream when it generates)."""
         start = time.perf_counter()
-        if self.policy.sharded:
-            full = self.policy.full_state_dict()
-            with torch.no_grad():
-                for name, tensor in self.rollout_model.state_dict().items():
-                    tensor.copy_(full[name])
-        self.engine.sync_weights(self.rollout_model)
+        if self.engine.backend == "vllm":
+            self.engine.sync_weights(self.policy.stream_weights())
         return time.perf_counter() - start
 
     def validate(self, rows: list[dict], n: int, params: SamplingParams) -> dict:
         """pass@1 on `rows`, sampled by the rollout engine (vLLM, synced after the last update) or HF generate."""
+        if self.engine.backend == "vllm":
+            return pass_rate(self.policy.lm, self.tokenizer, rows, n, params, engine=self.engine) if rows \
+                else {"problems": 0}
+        if isinstance(self.engine, GatheredHFRollout):  # every worker gathers, even one without problems
+            model = self.policy.whole_model(self.device)
+            try:
+                return pass_rate(model, self.tokenizer, rows, n, params) if rows else {"problems": 0}
+            finally:
+                del model
         if not rows:
             return {"problems": 0}
-        engine = self.engine if self.engine.backend == "vllm" else None
-        return pass_rate(self.hf_model, self.tokenizer, rows, n, params, engine=engine)
+        with self.policy.compute():
+            return pass_rate(self.policy.lm, self.tokenizer, rows, n, params)
 
     def all_gather_seconds(self, repeats: int = 5) -> float:
         """Mean seconds to gather every FSDP2 unit of the policy once and free it again (what each forward pays
@@ -219,9 +249,21 @@ class Worker:
                        target / "rng" / f"rank_{self.rank:05d}.pt")
             if self.rank == 0:
                 torch.save(self.policy.scheduler.state_dict(), target / "scheduler.pt")
-                save_hf_model(self.hf_model, self.tokenizer, target / "model")
+            self._write_hf_model(target / "model")
 
         return _write_or_ship(path, ship, write)
+
+    def _write_hf_model(self, target: Path) -> None:
+        """The whole model in `model.dtype`, HF format, written by rank 0; every worker takes part in gathering it
+        (a collective when sharded), one tensor at a time into host memory."""
+        if self.rank != 0:
+            self.policy.drain_weights()
+            return
+        model = self.policy.whole_model("cpu")
+        try:
+            save_hf_model(model, self.tokenizer, target)
+        finally:
+            del model
 
     def load(self, path: str, manifest: dict[str, int] | None = None) -> None:
         """Restores a checkpoint written by any number of workers (torch.distributed.checkpoint reshards). With
@@ -278,11 +320,12 @@ class Worker:
         shutil.rmtree(scratch, ignore_errors=True)
 
     def export(self, path: str, ship: bool = False) -> dict | None:
-        """The whole model in HF format at `path` (rank 0 writes; the others only took part in the last sync).
-        With `ship`, rank 0 writes to a scratch folder that the controller copies (see `scratch_part`)."""
+        """The whole model in HF format and `model.dtype` at `path` (rank 0 writes; every worker takes part in
+        gathering it). With `ship`, rank 0 writes to a scratch folder that the controller copies (`scratch_part`)."""
         if self.rank != 0:
+            self.policy.drain_weights()
             return None
-        return _write_or_ship(path, ship, lambda target: save_hf_model(self.hf_model, self.tokenizer, target))
+        return _write_or_ship(path, ship, self._write_hf_model)
 
     def close(self) -> None:
         if self.world_size > 1:
@@ -293,6 +336,27 @@ class Worker:
         close = getattr(self.engine, "close", None)
         if close is not None:
             close()
+
+
+class GatheredHFRollout:
+    """HF generate on a sharded worker: the whole model (in `model.dtype`, on the worker's device) is gathered from
+    the shards for each `generate` call and dropped when it returns, so no copy stands between steps. Gathering is a
+    collective: every worker of the group calls `generate` at the same phase (an empty share included)."""
+
+    backend = "hf"
+
+    def __init__(self, policy, tokenizer):
+        self.policy, self.tokenizer = policy, tokenizer
+
+    def generate(self, prompts, n, params, on_sample=None):
+        model = self.policy.whole_model(self.policy.device)
+        try:
+            return HFRollout(model, self.tokenizer).generate(prompts, n, params, on_sample=on_sample)
+        finally:
+            del model
+
+    def sync_weights(self, weights) -> None:
+        """Nothing to do: the next `generate` gathers the current weights."""
 
 
 SCRATCH_PREFIX = "codefu_part_"
@@ -327,18 +391,6 @@ def write_chunk(path: str | Path, offset: int, data: bytes) -> None:
     with open(path, "wb" if offset == 0 else "r+b") as f:
         f.seek(offset)
         f.write(data)
-
-
-def folder_manifest(folder: str | Path) -> dict[str, int]:
-    """{relative path: size} of every file under `folder`."""
-    folder = Path(folder)
-    return {str(f.relative_to(folder)): f.stat().st_size for f in sorted(folder.rglob("*")) if f.is_file()}
-
-
-def missing_files(folder: str | Path, manifest: dict[str, int]) -> list[str]:
-    """Files of `manifest` that `folder` lacks or holds with another size."""
-    here = folder_manifest(folder) if Path(folder).is_dir() else {}
-    return [rel for rel, size in manifest.items() if here.get(rel) != size]
 
 
 @contextmanager

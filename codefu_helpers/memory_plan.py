@@ -1,0 +1,477 @@
+"""Will a config fit its devices? A per-device memory plan of a GRPO step, made before anything loads.
+
+    from codefu_helpers.memory_plan import memory_plan
+    plan = memory_plan(cfg, device_memory_gib=80)          # world size from the config (trainer.nnodes x gpus_per_node)
+    print(plan.report()); plan.fits; plan.problems()
+    python -m codefu_helpers.train --config configs/codefu7b_stage2.yaml --dry-run --set trainer.nnodes=2 --gpu-memory-gib 80
+
+Key idea: every byte the native trainer holds on one device is a count times a size, and the counts come from the
+config and the model's shape (config.json: hidden size, layers, heads, vocabulary), so the plan needs no device and
+no weights. It adds up, per device:
+
+- training state, sharded over the devices of a node (FSDP2; HYBRID_SHARD replicates across nodes): float32 master
+  weights (4 bytes/parameter), float32 gradients (4, during an update), AdamW's two float32 moments (8), the
+  reference in `model.dtype` (2 in bfloat16) when the KL is on. On one device nothing is sharded, the reference is
+  float32, and autocast keeps a `model.dtype` copy of the weights during forward and backward.
+- what FSDP2 gathers for compute, in `model.dtype`: the root unit (embeddings, lm_head, final norm) for the whole
+  forward and backward, two decoder layers (the current one and the prefetched next), and in backward one layer's
+  unsharded gradient in `model.dtype` and float32 (reduce-scattered in float32).
+- activations of one micro-batch of T tokens (T = algorithm.ppo_max_token_len_per_gpu, or ppo_micro_batch_size
+  samples of max_prompt_length + max_response_length): counted tensor by tensor for a Qwen2/Llama-style decoder layer
+  (`activation_bytes_per_token`); with model.gradient_checkpointing only each layer's input is kept and one layer is
+  recomputed in backward; plus the chunked log-prob projection (`LOGITS_CHUNK_BYTES` of float32 logits at a time).
+- the rollout engine: vLLM takes `rollout.gpu_memory_utilization` of the device for its weights (the whole model in
+  `model.dtype`), its working memory and the KV cache, which must hold at least one sequence of max_prompt_length +
+  max_response_length tokens or vLLM refuses to start. With `rollout.enable_sleep_mode` the engine gives the device
+  back during the update (weights to host memory, KV cache dropped). The HF engine instead holds the whole model in
+  `model.dtype` and its KV cache while it generates.
+- a fixed reserve for what is not a tensor of ours (CUDA context, NCCL buffers, allocator fragmentation).
+- `trainer.fsdp_cpu_offload` (GPU, several workers): the sharded master weights, gradients, AdamW moments and the
+  reference live in host memory (FSDP2's CPUOffloadPolicy; verl's param/optimizer offload), so on the GPU only what is
+  gathered for compute, the activations and the engine count; the host then holds the sharded state of its workers.
+- `rollout.tensor_parallel_size` > 1 (verl's engine): each vLLM rank holds 1/TP of the weights and of the KV cache.
+
+`trainer.engine: verl` is planned the same way: verl's FSDP workers keep float32 master weights with bf16 compute
+(the mapping in launch/verl_engine.py), gather what they compute with, and colocate vLLM with `free_cache_engine`
+(sleep mode); the counts are this package's model of that, not measurements of verl.
+
+The phases (rollout, update, weight sync) each peak differently; the plan fits when the largest peak fits the device.
+What is estimated rather than counted is named in the report: `ASSUMED` lists those constants. The counting was
+checked against peaks measured on CPU and against published figures (benchmarks/memory_plan.py,
+benchmarks/RESULTS.md); nothing of it has been measured on a GPU yet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+GIB = 1 << 30
+# Bytes of float32 logits the chunked log-prob projection holds at a time (policy_ops.LOGITS_CHUNK_BYTES; a test
+# keeps the two equal).
+LOGITS_CHUNK_BYTES = 64 << 20
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.5  # rollout.vllm's default when rollout.gpu_memory_utilization is null
+DEFAULT_CPU_KV_CACHE_GB = 1.0         # rollout.vllm's default when rollout.cpu_kv_cache_gb is null
+DEFAULT_GPU_MEMORY_GIB = 80.0         # the plan's device when none is visible and none is given (A100/H100 80 GB)
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+# Estimates, not counts; the report says so wherever they enter.
+ASSUMED = {
+    "gpu_reserve_gib": 2.0,      # per GPU: CUDA context, cuBLAS workspace, NCCL buffers, allocator fragmentation
+    "cpu_reserve_gib": 1.5,      # per CPU worker process: Python, torch, transformers, vLLM's libraries
+    "vllm_asleep_gib": 1.0,      # what a sleeping vLLM engine keeps on the GPU (CUDA graph pool, its context)
+    "vllm_step_tokens": 8192,    # tokens vLLM runs in one forward (its working memory besides weights and KV cache)
+    "vllm_step_sequences": 256,  # sequences per vLLM step whose float32 logits the sampler holds
+}
+
+# Shapes of the models the shipped configs name (their config.json on the Hugging Face hub), so that a plan needs no
+# download: vocab, hidden, layers, attention heads, KV heads, head dim, intermediate, tied embeddings.
+_QWEN25_7B = dict(vocab=152064, hidden=3584, layers=28, heads=28, kv_heads=4, head_dim=128, intermediate=18944,
+                  tied=False)
+_QWEN25_05B = dict(vocab=151936, hidden=896, layers=24, heads=14, kv_heads=2, head_dim=64, intermediate=4864, tied=True)
+_QWEN25_15B = dict(vocab=151936, hidden=1536, layers=28, heads=12, kv_heads=2, head_dim=128, intermediate=8960,
+                   tied=True)
+KNOWN_SHAPES = {
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": _QWEN25_7B,
+    "Qwen/Qwen2.5-7B": _QWEN25_7B,
+    "Qwen/Qwen2.5-7B-Instruct": _QWEN25_7B,
+    "Qwen/Qwen2.5-Coder-7B-Instruct": _QWEN25_7B,
+    "Qwen/Qwen2.5-0.5B": _QWEN25_05B,
+    "Qwen/Qwen2.5-0.5B-Instruct": _QWEN25_05B,
+    "Qwen/Qwen2.5-Coder-0.5B-Instruct": _QWEN25_05B,
+    "Qwen/Qwen2.5-1.5B-Instruct": _QWEN25_15B,
+    "Qwen/Qwen2.5-Coder-1.5B-Instruct": _QWEN25_15B,
+}
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the plan needs of a decoder-only LM (Qwen2/Llama layout: GQA attention with q/k/v bias as Qwen2 has,
+    a gated MLP, RMSNorm); `source` says where the numbers came from."""
+
+    vocab: int
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate: int
+    tied: bool
+    source: str = ""
+    qkv_bias: bool = True
+
+    @classmethod
+    def from_config(cls, config: dict, source: str = "") -> ModelShape:
+        """From a config.json's fields (Qwen2, Llama, Mistral names)."""
+        try:
+            hidden, heads = config["hidden_size"], config["num_attention_heads"]
+            return cls(vocab=config["vocab_size"], hidden=hidden, layers=config["num_hidden_layers"], heads=heads,
+                       kv_heads=config.get("num_key_value_heads") or heads,
+                       head_dim=config.get("head_dim") or hidden // heads, intermediate=config["intermediate_size"],
+                       tied=bool(config.get("tie_word_embeddings", False)), source=source,
+                       qkv_bias=bool(config.get("attention_bias", config.get("model_type") == "qwen2")))
+        except KeyError as exc:
+            raise ValueError(f"{source or 'the model config'} has no {exc.args[0]!r}: the memory plan reads the sizes "
+                             "of a decoder-only LM's config.json (hidden_size, num_hidden_layers, ...)") from None
+
+    @property
+    def q_dim(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.kv_heads * self.head_dim
+
+    @property
+    def layer_params(self) -> int:
+        h, bias = self.hidden, self.qkv_bias
+        attention = h * (self.q_dim + 2 * self.kv_dim) + (self.q_dim + 2 * self.kv_dim if bias else 0) + self.q_dim * h
+        return attention + 3 * h * self.intermediate + 2 * h
+
+    @property
+    def root_params(self) -> int:
+        """Embeddings, lm_head (when untied) and the final norm: FSDP2's root unit."""
+        return self.vocab * self.hidden * (1 if self.tied else 2) + self.hidden
+
+    @property
+    def params(self) -> int:
+        return self.layers * self.layer_params + self.root_params
+
+    @property
+    def largest_param(self) -> int:
+        return max(self.vocab * self.hidden, self.hidden * self.intermediate)
+
+    def kv_bytes_per_token(self, dtype_bytes: int) -> int:
+        """KV cache bytes per token: keys and values of every layer."""
+        return 2 * self.layers * self.kv_dim * dtype_bytes
+
+    def activation_bytes_per_token(self, dtype_bytes: int, autocast: bool = False) -> int:
+        """Bytes one decoder layer keeps for backward per token, tensor by tensor (HF's Qwen2/Llama layer, SDPA with
+        flash or memory-efficient kernels: no (T x T) scores; GQA keys and values counted at the query heads, as
+        `repeat_kv` expands them when a padding mask is passed).
+
+        Each RMSNorm computes in float32: it keeps its float32 input and its output in the compute dtype c (what
+        the projections keep), and the normalised input in c (for the weight's gradient), or in float32 under
+        autocast, where the residual stream itself stays float32. Attention keeps q, k, v (at the query heads) and
+        its output (4 c q_dim) and o_proj its input (c q_dim); the gated MLP keeps gate and up, SiLU(gate) and
+        their product (4 c intermediate). In float32 every tensor is 4 bytes and the norm's input, normalised input
+        and output are three float32 tensors."""
+        c, h = dtype_bytes, self.hidden
+        if c == 4:
+            norm = 12 * h
+        elif autocast:
+            norm = 8 * h + c * h
+        else:
+            norm = 4 * h + 2 * c * h
+        return 2 * norm + 5 * c * self.q_dim + 4 * c * self.intermediate
+
+
+def _tiny_shape(path: str) -> ModelShape:
+    from .tiny_model import resolve_model_path
+
+    folder = Path(resolve_model_path(path))
+    return ModelShape.from_config(json.loads((folder / "config.json").read_text()), source=f"{path} ({folder})")
+
+
+class UnknownModelShape(ValueError):
+    """model.path names a model whose config.json is not reachable from here (an s3:// URI, an uncached hub id)."""
+
+
+def model_shape(path: str, config_dir: str | Path | None = None) -> ModelShape:
+    """The shape of model `path`: a local folder's config.json, the tiny model, a known hub id (KNOWN_SHAPES), the
+    Hugging Face cache, or, for a folder another shipped config writes (`<trainer.output_dir>/model`, e.g. stage 2
+    starting from stage 1's model), the shape of the model that config starts from. ValueError naming what was
+    tried otherwise."""
+    from .tiny_model import TINY_SCHEME
+
+    if path.startswith(TINY_SCHEME):
+        return _tiny_shape(path)
+    folder = Path(path).expanduser()
+    if (folder / "config.json").is_file():
+        return ModelShape.from_config(json.loads((folder / "config.json").read_text()), source=str(folder))
+    if path in KNOWN_SHAPES:
+        return ModelShape(**KNOWN_SHAPES[path], source=f"{path} (config.json on the Hugging Face hub)")
+    cached = _hub_cache_config(path)
+    if cached is not None:
+        return ModelShape.from_config(json.loads(Path(cached).read_text()), source=f"{path} ({cached})")
+    writer = _config_writing(path, config_dir)
+    if writer is not None:
+        name, start = writer
+        shape = model_shape(start, config_dir)
+        return ModelShape(**{**shape.__dict__, "source": f"{path}, written by {name} from {shape.source}"})
+    raise UnknownModelShape(f"the memory plan cannot find the shape of model.path={path!r}: it is not a folder with a "
+                     f"config.json, not one of the known models ({', '.join(sorted(KNOWN_SHAPES))}), not in the "
+                     "Hugging Face cache, and no config in configs/ writes it; download its config.json "
+                     "(huggingface-cli download MODEL config.json) or point model.path at a local copy")
+
+
+def _hub_cache_config(repo: str) -> str | None:
+    if repo.count("/") != 1:
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    try:
+        found = try_to_load_from_cache(repo, "config.json")
+    except Exception:  # noqa: BLE001 - a name the hub's rules reject is simply not cached
+        return None
+    return found if isinstance(found, str) else None
+
+
+def _config_writing(path: str, config_dir: str | Path | None) -> tuple[str, str] | None:
+    """(config file, its model.path) of the shipped config whose final model is `path`."""
+    import yaml
+
+    config_dir = Path(config_dir) if config_dir else Path(__file__).resolve().parents[1] / "configs"
+    target = os.path.normpath(path)
+    for file in sorted(config_dir.glob("*.yaml")):
+        raw = yaml.safe_load(file.read_text()) or {}
+        output_dir = (raw.get("trainer") or {}).get("output_dir")
+        start = (raw.get("model") or {}).get("path")
+        if output_dir and start and os.path.normpath(os.path.join(output_dir, "model")) == target and start != path:
+            return file.name, start
+    return None
+
+
+@dataclass
+class MemoryPlan:
+    """Per-device bytes of each component and phase; `fits` when the largest phase fits `device_bytes`."""
+
+    config_name: str
+    shape: ModelShape
+    device: str                      # "cuda" or "cpu"
+    device_bytes: int                # per GPU, or per host on CPU
+    device_source: str               # where that number came from
+    world_size: int
+    shard: int                       # devices each weight is sharded over (1: not sharded)
+    tokens_per_micro_batch: int
+    components: dict[str, int] = field(default_factory=dict)
+    phases: dict[str, dict[str, int]] = field(default_factory=dict)
+    kv_capacity_tokens: int | None = None
+    max_model_len: int = 0
+    workers_per_host: int = 1        # CPU: worker processes sharing the host's memory
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def peaks(self) -> dict[str, int]:
+        return {phase: sum(parts.values()) * self.workers_per_host for phase, parts in self.phases.items()}
+
+    @property
+    def peak(self) -> int:
+        return max(self.peaks.values())
+
+    @property
+    def peak_phase(self) -> str:
+        return max(self.peaks, key=self.peaks.get)
+
+    @property
+    def fits(self) -> bool:
+        return self.peak <= self.device_bytes and not self.kv_problem()
+
+    def kv_problem(self) -> str | None:
+        if self.kv_capacity_tokens is not None and self.kv_capacity_tokens < self.max_model_len:
+            return (f"vLLM's KV cache holds {max(self.kv_capacity_tokens, 0):,} tokens, fewer than one sequence of "
+                    f"{self.max_model_len:,} (max_prompt_length + max_response_length): vLLM would refuse to start; "
+                    "raise rollout.gpu_memory_utilization or shorten the sequences")
+        return None
+
+    def problems(self) -> list[str]:
+        """Why the plan does not fit (empty when it does), each with what to change."""
+        out = []
+        if self.peak > self.device_bytes:
+            where = "per host" if self.device == "cpu" else "per GPU"
+            out.append(f"the {self.peak_phase} phase needs about {self.peak / GIB:.1f} GiB {where}, but "
+                       f"{self.device_bytes / GIB:.1f} GiB are there ({self.device_source}): "
+                       + "; ".join(self.remedies()))
+        kv = self.kv_problem()
+        if kv:
+            out.append(kv)
+        return out
+
+    def remedies(self) -> list[str]:
+        phase = self.phases[self.peak_phase]
+        out = []
+        if phase.get("activations", 0) > 0.2 * sum(phase.values()):
+            out.append("enable model.gradient_checkpointing or lower algorithm.ppo_max_token_len_per_gpu "
+                       "(or ppo_micro_batch_size)")
+        if phase.get("rollout engine (awake)", 0) > 0.3 * sum(phase.values()):
+            out.append("set rollout.enable_sleep_mode=true, or lower rollout.gpu_memory_utilization")
+        if self.shard == 1 or self.world_size < 8:
+            out.append("train on more GPUs (the training state is sharded over the GPUs of a node)")
+        out.append("or use a device with more memory")
+        return out
+
+    def report(self) -> str:
+        """The plan as text: components, phases, peak and verdict."""
+        s = self.shape
+        size = f"{s.params / 1e9:.2f}B" if s.params >= 1e8 else f"{s.params / 1e6:.1f}M"
+        lines = [f"memory plan for {self.config_name}: {size} parameters ({s.source})",
+                 f"  {self.world_size} worker(s), weights sharded over {self.shard}; "
+                 f"{self.device_bytes / GIB:.1f} GiB {'per host' if self.device == 'cpu' else 'per GPU'} "
+                 f"({self.device_source}); {self.tokens_per_micro_batch:,} tokens per micro-batch"]
+        lines.append("  per worker, GiB:")
+        width = max(len(k) for k in self.components)
+        for name, value in self.components.items():
+            lines.append(f"    {name:<{width}}  {value / GIB:8.2f}")
+        lines.append("  phases (peak " + ("per host" if self.device == "cpu" else "per GPU") + ", GiB):")
+        for phase, total in self.peaks.items():
+            parts = " + ".join(f"{k} {v / GIB:.2f}" for k, v in self.phases[phase].items() if v)
+            lines.append(f"    {phase:<12} {total / GIB:8.2f}   = {parts}"
+                         + (f" (x {self.workers_per_host} workers)" if self.workers_per_host > 1 else ""))
+        if self.kv_capacity_tokens is not None:
+            lines.append(f"  vLLM KV cache: {max(self.kv_capacity_tokens, 0):,} tokens "
+                         f"({max(self.kv_capacity_tokens, 0) / max(self.max_model_len, 1):.1f} full-length sequences "
+                         f"of {self.max_model_len:,})")
+        lines += [f"  note: {n}" for n in self.notes]
+        verdict = "FITS" if self.fits else "DOES NOT FIT"
+        lines.append(f"  {verdict}: peak {self.peak / GIB:.1f} GiB in the {self.peak_phase} phase, "
+                     f"{(self.device_bytes - self.peak) / GIB:+.1f} GiB headroom")
+        lines += [f"  problem: {p}" for p in self.problems()]
+        return "\n".join(lines)
+
+
+def visible_device_memory(device: str) -> tuple[int, str] | None:
+    """(bytes, where from) of this machine's device: the first GPU's memory, or the host's RAM; None when the
+    config's device (cuda) is not visible here."""
+    if device == "cpu":
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        return pages * size, "this host's RAM"
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(0).total_memory, torch.cuda.get_device_name(0)
+    except ImportError:
+        pass
+    return None
+
+
+def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | None = None,
+                gpus_per_node: int | None = None, shape: ModelShape | None = None,
+                config_dir: str | Path | None = None) -> MemoryPlan:
+    """The plan of `cfg` on devices of `device_memory_gib` (default: the visible device, else 80 GiB for a GPU
+    config and this host's RAM for a CPU one), over `world_size` workers (default: the config's), `gpus_per_node`
+    per host (default: the config's, or all of them)."""
+    m, d, r, a = cfg.model, cfg.data, cfg.rollout, cfg.algorithm
+    device = "cpu" if (m.resolved_device() if m.device == "auto" else m.device) == "cpu" else "cuda"
+    shape = shape or model_shape(m.path, config_dir)
+    world = world_size or cfg.world_size
+    per_node = gpus_per_node or min(cfg.trainer.gpus_per_node, world)
+    if device_memory_gib is not None:
+        device_bytes, source = int(device_memory_gib * GIB), f"given: {device_memory_gib:g} GiB"
+    else:
+        seen = visible_device_memory(device)
+        device_bytes, source = seen if seen else (int(DEFAULT_GPU_MEMORY_GIB * GIB),
+                                                   f"assumed {DEFAULT_GPU_MEMORY_GIB:g} GiB: no GPU visible here")
+    c = DTYPE_BYTES[m.dtype]
+    tp = max(1, r.tensor_parallel_size) if r.backend == "vllm" else 1
+    sharded = world > 1
+    shard = per_node if sharded else 1
+    autocast = not sharded and c < 4
+    P = shape.params
+    max_model_len = d.max_prompt_length + d.max_response_length
+    tokens = a.ppo_max_token_len_per_gpu or a.ppo_micro_batch_size * max_model_len
+
+    offload = bool(cfg.trainer.fsdp_cpu_offload) and device == "cuda" and sharded
+    comp: dict[str, int] = {}
+    comp["master weights (fp32)"] = 4 * P // shard
+    comp["gradients (fp32)"] = 4 * P // shard
+    comp["AdamW moments (fp32)"] = 8 * P // shard
+    if a.use_kl_loss:
+        comp["reference"] = (c * P // shard) if sharded else 4 * P
+    if sharded:
+        comp["gathered for compute"] = c * (shape.root_params + 2 * shape.layer_params)
+        comp["backward: one layer's gradient"] = (c + 4) * shape.layer_params
+    elif autocast:
+        comp["autocast weight copies"] = c * P
+    per_token_layer = shape.activation_bytes_per_token(c, autocast)
+    root_per_token = (4 + 3 * c) * shape.hidden if c < 4 else 16 * shape.hidden
+    logits = 3 * min(LOGITS_CHUNK_BYTES, tokens * shape.vocab * 4)  # a chunk's logits, their softmax, their gradient
+    if m.gradient_checkpointing:
+        act = tokens * (shape.layers * c * shape.hidden + per_token_layer + c * shape.hidden)
+    else:
+        act = tokens * shape.layers * per_token_layer
+    comp["activations"] = act + tokens * root_per_token + logits
+    comp["log-prob pass (no grad)"] = tokens * (per_token_layer + root_per_token) + logits
+
+    reserve_gib = ASSUMED["cpu_reserve_gib" if device == "cpu" else "gpu_reserve_gib"]
+    reserve = int(reserve_gib * GIB)
+    engine_weights = c * P // tp
+    kv_per_token = shape.kv_bytes_per_token(c) // tp
+    notes = [f"assumed: {reserve_gib:g} GiB per {'worker process' if device == 'cpu' else 'GPU'} beyond our "
+             "tensors (runtime, buffers, fragmentation)"]
+    kv_capacity = None
+    if r.backend == "vllm":
+        if device == "cpu":
+            kv = int((r.cpu_kv_cache_gb or DEFAULT_CPU_KV_CACHE_GB) * GIB)
+            awake = engine_weights + kv
+            asleep = awake  # no sleep mode on CPU
+            kv_capacity = kv // kv_per_token
+        else:
+            utilization = r.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION
+            awake = int(utilization * device_bytes)
+            working = ASSUMED["vllm_step_tokens"] * c * (2 * shape.hidden + 2 * shape.intermediate + shape.q_dim
+                                                          + 2 * shape.kv_dim) \
+                + ASSUMED["vllm_step_sequences"] * shape.vocab * 4
+            kv_capacity = (awake - engine_weights - working) // kv_per_token
+            asleep = int(ASSUMED["vllm_asleep_gib"] * GIB) if r.enable_sleep_mode else awake
+            notes.append(f"vLLM takes rollout.gpu_memory_utilization={utilization:g} of the GPU: weights "
+                         + (f"(1/{tp} of the model: tensor parallel over {tp} GPUs) " if tp > 1 else "") +
+                         f"{engine_weights / GIB:.2f} GiB, working memory ~{working / GIB:.2f} GiB (assumed "
+                         f"{ASSUMED['vllm_step_tokens']} tokens per step), the rest KV cache")
+            if r.enable_sleep_mode:
+                notes.append(f"sleep mode: during the update vLLM keeps ~{ASSUMED['vllm_asleep_gib']:g} GiB "
+                             "on the GPU (assumed), its weights in host memory")
+        comp["rollout engine (awake)"] = awake
+        sync_engine = engine_weights + 2 * c * shape.largest_param if r.enable_sleep_mode else awake
+        sync_engine += c * shape.largest_param  # the one gathered tensor of ours in flight
+    else:  # HF generate: the whole model in model.dtype and its KV cache, while it generates
+        kv_hf = r.generation_batch_size * max_model_len * kv_per_token
+        awake = (engine_weights if sharded or autocast else 0) + kv_hf
+        asleep = 0
+        comp["rollout engine (awake)"] = awake
+        sync_engine = 0
+    if offload:
+        offloaded = per_node * (comp["master weights (fp32)"] + comp["gradients (fp32)"] + comp["AdamW moments (fp32)"]
+                                + comp.get("reference", 0))
+        notes.append(f"trainer.fsdp_cpu_offload: the sharded training state lives in host memory, "
+                     f"{offloaded / GIB:.0f} GiB per host for its {per_node} workers; the optimizer step runs there")
+    if device == "cuda":
+        host = per_node * (4 * P + (c * P if a.use_kl_loss else 0))
+        notes.append(f"host memory: each of the {per_node} workers on a host loads the float32 model (and the "
+                     f"reference copy) before sharding, {host / GIB:.0f} GiB per host at the start"
+                     + (f"; a sleeping vLLM keeps its weights there, {per_node * engine_weights / GIB:.0f} GiB"
+                        if r.backend == "vllm" and r.enable_sleep_mode else ""))
+    standing = {"master weights": comp["master weights (fp32)"], "AdamW moments": comp["AdamW moments (fp32)"],
+                "reference": comp.get("reference", 0), "reserve": reserve}
+    if offload:  # in host memory between uses: only the reserve stands on the GPU
+        standing = {"master weights": 0, "AdamW moments": 0, "reference": 0, "reserve": reserve}
+    gathered = comp.get("gathered for compute", 0) + comp.get("autocast weight copies", 0)
+    phases = {
+        "rollout": {**standing, "rollout engine (awake)": awake},
+        "update": {**standing, "gradients": 0 if offload else comp["gradients (fp32)"], "gathered weights": gathered,
+                   "layer gradient": comp.get("backward: one layer's gradient", 0), "activations": comp["activations"],
+                   "rollout engine (asleep)" if r.enable_sleep_mode else "rollout engine (awake)": asleep},
+        "weight sync": {**standing, "rollout engine (sync)": sync_engine},
+    }
+    return MemoryPlan(config_name=cfg.name, shape=shape, device=device, device_bytes=device_bytes,
+                      device_source=source, world_size=world, shard=shard, tokens_per_micro_batch=tokens,
+                      components=comp, phases=phases, kv_capacity_tokens=kv_capacity, max_model_len=max_model_len,
+                      workers_per_host=per_node if device == "cpu" else 1, notes=notes)
+
+
+def plan_problems(cfg, device_memory_gib: float, instance_count: int, gpus_per_instance: int) -> list[str]:
+    """The launcher's check: why `cfg` cannot fit `instance_count` hosts of `gpus_per_instance` GPUs of
+    `device_memory_gib` each (empty when it fits), before anything is uploaded. A model whose shape cannot be known
+    here (an s3:// model, an uncached hub id) is not refused: the launcher notes that there is no plan."""
+    try:
+        plan = memory_plan(cfg, device_memory_gib=device_memory_gib, world_size=instance_count * gpus_per_instance,
+                           gpus_per_node=gpus_per_instance)
+    except UnknownModelShape:
+        return []
+    except ValueError as exc:
+        return [f"no memory plan: {exc}"]
+    return [f"memory plan: {p}" for p in plan.problems()]
