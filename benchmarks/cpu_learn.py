@@ -1,7 +1,8 @@
 """Does GRPO learn on CPU, and by how much across seeds? `configs/cpu_learn.yaml` once per seed, with pass@1 on the
 training problems before and after GRPO.
 
-    .venv/bin/python benchmarks/cpu_learn.py --notebook --seeds 0 1 2 3 4 --json runs/cpu_learn_notebook.json  # RESULTS.md
+    .venv/bin/python benchmarks/cpu_learn.py --seeds 0 1 2 3 4 --json runs/cpu_learn_seeds.json    # the table in RESULTS.md
+    .venv/bin/python benchmarks/cpu_learn.py --notebook --seeds 0 1 2 3 4 --json runs/cpu_learn_notebook.json  # 03 itself
     .venv/bin/python benchmarks/cpu_learn.py --seeds 0 --set optim.lr=2e-4                     # one variant, from the CLI
     .venv/bin/python benchmarks/cpu_learn.py --seeds 0 --work-dir runs/learn_seeds             # keep the runs
 
@@ -11,7 +12,8 @@ claim "notebook 03 learns clearly in minutes". Without it, the training CLI runs
 overrides) and pass@1 is judged afterwards as notebook 03 judges it: `--eval-samples` samples per problem (16, the
 notebook's EVAL_SAMPLES) with evaluation seed trainer.seed + 12345. The training is the notebook's (tests/test_learning.py
 checks that the CLI and the notebook's trainer take the same steps), so the two modes report the same pass rates;
-only `--notebook` times the notebook.
+only `--notebook` times the notebook. Both report CPU seconds beside wall seconds: on a shared machine the wall
+time measures the neighbours as much as the run.
 
 A different `trainer.seed` changes the warm start, the sampling and the shuffling: it stands in for another CPU,
 whose floating-point kernels send the same seed down another path. Notebook 03's test margin has to hold on all
@@ -45,6 +47,13 @@ def split(work: Path) -> dict[str, Path]:
     return {name: Path(path) for name, path in report.files.items()}
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children: the training CLI with its judge workers,
+    the judge's sandboxed programs. On a shared machine these say more than wall seconds."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def eval_seed(seed: int) -> int:
     """Notebook 03's before/after sampling seed for trainer.seed = seed."""
     return seed + 12345
@@ -62,21 +71,21 @@ def run_seed(seed: int, data: dict[str, Path], out: Path, overrides: list[str], 
     cmd = [sys.executable, "-m", "codefu_helpers.train", "--config", str(ROOT / "configs" / "cpu_learn.yaml"),
            "--output-dir", str(out), "--set", f"data.train_path={data['train']}", f"data.val_path={data['test']}",
            f"data.raw_path={ROOT / 'data' / 'sample'}", "tracking.backend=none", f"trainer.seed={seed}", *overrides]
-    start = time.perf_counter()
+    start, children = time.perf_counter(), children_cpu()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"seed {seed}: training failed ({proc.returncode})\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
-    train_seconds = time.perf_counter() - start
+    train_seconds, train_cpu = time.perf_counter() - start, children_cpu() - children
     cfg = ExperimentConfig.from_yaml(out / "config.yaml")
     record = json.loads((out / "model" / "codefu_training.json").read_text())
     names = set(record["train_problems"])
     rows = [r for r in read_verl_parquet(data["train"]) if r["reward_model"]["ground_truth"]["name"] in names]
     params = sampling_params(cfg, seed=eval_seed(cfg.trainer.seed))
-    result = {"seed": seed, "train_seconds": round(train_seconds, 1), "steps": []}
+    result = {"seed": seed, "train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(train_cpu, 1), "steps": []}
     for m in read_metrics(out):
         result["steps"].append({"step": m["step"], "reward_mean": round(m["reward_mean"], 3),
                                 "pass_rate": round(m["pass_rate"], 3)})
-    start = time.perf_counter()
+    start, own, children = time.perf_counter(), time.process_time(), children_cpu()
     for name, path in (("before", record["start_model"]), ("after", out / "model")):
         model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
         measured = pass_rate(model, tokenizer, rows, eval_samples, params)
@@ -85,6 +94,7 @@ def run_seed(seed: int, data: dict[str, Path], out: Path, overrides: list[str], 
         result[name] = round(measured["pass_rate"], 4)
         result[f"{name}_solved"] = f"{measured['solved_samples']} of {measured['samples']}"
     result["eval_seconds"] = round(time.perf_counter() - start, 1)
+    result["eval_cpu_seconds"] = round(time.process_time() - own + children_cpu() - children, 1)  # with the judge's
     result["gain"] = round(result["after"] - result["before"], 4)
     return result
 
@@ -157,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                           f"-> {five['heldout_trained']:.3f} ({five['seconds']} s)")
             else:
                 r = run_seed(seed, data, work / f"seed{seed}", args.overrides, args.eval_samples)
-                timing = f"train {r['train_seconds']} s, eval {r['eval_seconds']} s"
+                timing = (f"train {r['train_seconds']} s ({r['train_cpu_seconds']} CPU-s), eval {r['eval_seconds']} s "
+                          f"({r['eval_cpu_seconds']} CPU-s)")
             results.append(r)
             curve = " ".join(f"{s['reward_mean']:+.2f}" for s in r["steps"])
             print(f"seed {seed}: pass@1 {r['before']:.3f} -> {r['after']:.3f} (gain {r['gain']:+.3f}; "

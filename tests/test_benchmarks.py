@@ -50,3 +50,4 @@ def test_cpu_learn_benchmark_reports_what_its_runs_measured(tmp_path):
         assert r[name] == round(direct["pass_rate"], 4), name
         assert r[f"{name}_solved"] == f"{direct['solved_samples']} of 8", name
     assert r["gain"] == round(r["after"] - r["before"], 4)
+    assert 0 < r["train_cpu_seconds"] and 0 < r["eval_cpu_seconds"]  # the CLI's and the judge's processes counted

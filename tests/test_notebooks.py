@@ -260,7 +260,7 @@ def test_05_evaluation_reads_a_model_from_s3_and_generates_with_vllm(run_dir, aw
     assert (downloaded / "model.safetensors").read_bytes() == (Path(smoke["final_model"]) / "model.safetensors").read_bytes()
     assert results["judge_errors"] == 0 and results["problems"] == 2
     assert results["seen"]["base"]["problems"] == 2 and results["trained"]["samples"] == 4
-    assert results["trained"]["model"] == uri
+    assert results["trained"]["model"] == results["trained_model"]  # evaluated from the download
     assert set(results["heldout_problems"]) <= {r["reward_model"]["ground_truth"]["name"]
                                               for r in read_verl_parquet(run_dir / "data" / "test.parquet")}
 
