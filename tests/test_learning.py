@@ -3,7 +3,7 @@ and the in-process trainer the notebook drives (`tutorial.smoke_config`, `prepar
 the same steps, sample for sample, and end on the same weights.
 
 Whether that training *learns* is notebook 03's test (`tests/test_notebooks.py::test_03_grpo_smoke_test`: its pass
-rate on the training problems must rise by a margin that five seeds support, see benchmarks/RESULTS.md). Before
+rate on the training problems must rise by LEARNING_MARGIN; the five-seed spread is in benchmarks/RESULTS.md). Before
 issue 21 this file ran the whole config from the command line for ~5 minutes to show the same thing a second time;
 the equality below keeps the command line on the notebook's path in a fraction of that.
 """
