@@ -5,8 +5,9 @@ before and after, 16 samples per problem, as tests/test_learning.py judges it).
     .venv/bin/python benchmarks/estimator_compare.py --estimators grpo rloo gae --seeds 0 --work-dir runs/estimators
     .venv/bin/python benchmarks/estimator_compare.py --table runs/estimators/grpo.json runs/estimators/gae.json
 
-Every estimator runs the shipped config unchanged except `algorithm.adv_estimator` (and, for gae, `critic.lr`, by
-default the actor's rate: the critic starts from a random value head and must learn within the same 36 steps).
+Every estimator runs the shipped config (or what `--set` makes of it) unchanged except `algorithm.adv_estimator` (and, for gae, `critic.lr`, by
+default 1e-4, the rate of the config the comparison in RESULTS.md ran: the critic starts from a random value head
+and must learn within the same steps).
 The table prints pass@1 before/after, the gain, the training pass rate averaged over thirds of the run (the curve),
 and the training seconds (which include the warm start and, for gae, the critic's passes).
 """

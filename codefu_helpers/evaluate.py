@@ -392,7 +392,8 @@ def pass_rate(model, tokenizer, rows: list[dict], n: int, params, engine=None) -
     """pass@1 of `model` on verl rows: n samples per problem (sampled with `params`, a rollout `SamplingParams`)
     judged on all tests by `evaluate_model` (the path of notebook 05 and the evaluation CLI), so the trainer's
     before/after and validation numbers and an evaluation agree.
-    `engine`: a rollout engine holding the model's weights (a synced vLLM engine) to sample with instead of HF."""
+    `engine`: a rollout engine holding the model's weights (a synced vLLM engine) to sample with instead of HF.
+    by_problem: each problem's share of solved samples (judge errors left out), by problem name."""
     from .rollout import HFRollout
 
     cfg = EvalConfig(n_samples=n, ks=(1,), max_new_tokens=params.max_new_tokens, temperature=params.temperature,
@@ -406,9 +407,11 @@ def pass_rate(model, tokenizer, rows: list[dict], n: int, params, engine=None) -
         model.train(was_training)
     summary = evaluation.summary
     value = summary["pass_at_k"]["1"]["value"]
+    valid = evaluation.samples[~evaluation.samples["judge_error"]]
     return {"pass_rate": math.nan if value is None else float(value), "problems": len(rows),
             "samples": int(summary["samples"]), "judge_errors": int(summary["judge_errors"]),
-            "solved_samples": int(evaluation.samples["solved"].sum())}
+            "solved_samples": int(evaluation.samples["solved"].sum()),
+            "by_problem": {str(k): float(v) for k, v in valid.groupby("name", sort=False)["solved"].mean().items()}}
 
 
 @contextmanager
@@ -632,6 +635,31 @@ def compare(base, trained, ks=(1, 5, 10), *, n_bootstrap: int = 1000, confidence
     return out
 
 
+def describe_comparison(comparison: dict, base, trained, what: str, k: int = 1) -> str:
+    """One sentence on a paired comparison (`compare`), worded from its numbers only: ahead or behind when the
+    bootstrap interval of the difference excludes zero, "no measurable difference" when it includes zero, and
+    "nothing to compare" when neither evaluation solved a single sample. base, trained: the two Evaluations (or
+    their sample frames); what: the problems' description, e.g. "held-out problems"."""
+    block = comparison["pass_at_k"].get(str(k))
+    if block is None:
+        return f"No problem of the {what} has {k} valid samples from both models: pass@{k} cannot be compared."
+    solved = [int(getattr(ev, "samples", ev)["solved"].sum()) for ev in (base, trained)]
+    drawn = [int((~getattr(ev, "samples", ev)["judge_error"]).sum()) for ev in (base, trained)]
+    level = f"{100 * comparison.get('config', {}).get('confidence', 0.95):.0f} %"
+    numbers = (f"pass@{k} {block['base']:.3f} -> {block['trained']:.3f}, difference {block['diff']:+.3f}, "
+               f"{level} interval [{block['diff_ci'][0]:+.3f}, {block['diff_ci'][1]:+.3f}]")
+    where = f"On the {block['problems']} {what}"
+    if solved == [0, 0]:
+        return (f"{where} neither model solved anything ({drawn[0]} base and {drawn[1]} trained samples, none "
+                f"passing every test): there is no difference to measure.")
+    counts = f"{solved[0]} of {drawn[0]} base samples solved, {solved[1]} of {drawn[1]} trained"
+    if block["diff_ci"][0] > 0:
+        return f"{where} the trained model is ahead ({numbers}, above zero; {counts})."
+    if block["diff_ci"][1] < 0:
+        return f"{where} the trained model is behind ({numbers}, below zero; {counts})."
+    return f"{where} there is no measurable difference ({numbers}, which includes zero; {counts})."
+
+
 def _jsonable(value):
     """NaN -> None and numpy scalars -> Python, so summary.json is strict JSON."""
     if isinstance(value, dict):
@@ -717,12 +745,69 @@ def smollm2_model_dir(output_dir: str | Path | None = None) -> Path:
 
 
 def resolve_model(path: str) -> str:
-    """An HF id or directory as is; tiny://qwen2 (built locally) and smollm2://135m-instruct (from PyPI) resolved."""
+    """An HF id or directory as is; tiny://qwen2 (built locally), smollm2://135m-instruct (from PyPI) and
+    s3://bucket/prefix (downloaded, `fetch_s3_model`) resolved to local directories."""
     from .tiny_model import resolve_model_path
 
     if path == SMOLLM2_URI:
         return str(smollm2_model_dir())
+    if str(path).startswith("s3://"):
+        return str(fetch_s3_model(path))
     return resolve_model_path(path)
+
+
+def fetch_s3_model(uri: str, cache_dir: str | Path | None = None) -> Path:
+    """A model in S3 as a local directory: every object under the prefix `s3://bucket/prefix/` (the uncompressed
+    `output/model/` a SageMaker job of notebook 04 writes), or one `model.tar.gz` (a job with compression),
+    downloaded into `cache_dir` (default CODEFU_CACHE/s3/<bucket>/<prefix>). A second call downloads again only
+    when the objects' ETags changed. Credentials, region and endpoint come from the usual AWS settings (Studio's
+    execution role; AWS_ENDPOINT_URL points boto3 at a local stand-in)."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    if not uri.startswith("s3://") or not bucket:
+        raise ValueError(f"{uri!r} is not an s3://bucket/prefix URI")
+    archive = key.endswith((".tar.gz", ".tgz"))
+    prefix = key if archive or not key or key.endswith("/") else key + "/"
+    target = Path(cache_dir) if cache_dir else _cache_root() / "s3" / bucket / prefix.strip("/")
+    try:
+        s3 = boto3.client("s3")
+        objects = [o for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+                   for o in page.get("Contents", []) if not o["Key"].endswith("/")]
+        if archive:
+            objects = [o for o in objects if o["Key"] == key]
+        if not objects:
+            raise FileNotFoundError(f"nothing at {uri}: expected a model folder (config.json, weights, tokenizer) or a "
+                                    "model.tar.gz; a SageMaker job of notebook 04 writes it to "
+                                    "s3://BUCKET/PREFIX/output/JOB_NAME/output/model/")
+        manifest = {o["Key"]: o["ETag"] for o in objects}
+        record = target / ".codefu_s3.json"
+        if record.is_file() and json.loads(record.read_text()) == manifest:
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        for o in objects:
+            local = target / o["Key"][len(prefix):] if not archive else target / Path(key).name
+            local.parent.mkdir(parents=True, exist_ok=True)
+            s3.download_file(bucket, o["Key"], str(local))
+    except (BotoCoreError, ClientError) as exc:
+        raise RuntimeError(f"could not download {uri}: {type(exc).__name__}: {exc}. Check the AWS credentials "
+                           "(on Studio, the execution role needs s3:ListBucket and s3:GetObject on the bucket) and "
+                           "the region") from exc
+    if archive:
+        import tarfile
+
+        packed = target / Path(key).name
+        with tarfile.open(packed) as tar:
+            tar.extractall(target, filter="data")  # refuses absolute paths and links out of the folder
+        packed.unlink()
+    if not (target / "config.json").is_file():
+        found = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())[:8]
+        raise FileNotFoundError(f"{uri} holds no config.json at its top level (found {found}): point at the model "
+                                "folder itself, e.g. s3://BUCKET/PREFIX/output/JOB_NAME/output/model/")
+    record.write_text(json.dumps(manifest))
+    return target
 
 
 def load_model(path: str, device: str = "auto", dtype: str = "auto"):
@@ -758,6 +843,9 @@ def run_evaluation(dataset, *, model: str | None = None, policy: str = "model", 
         raise ValueError(f"policy={policy!r}: use one of {POLICIES}")
     cfg = (cfg or EvalConfig()).validate()
     problems = dataset if isinstance(dataset, list) else load_benchmark(dataset, **loader_kwargs)
+    name = model
+    if policy == "model" and model is not None and str(model).startswith("s3://"):
+        model = str(fetch_s3_model(model))  # weights and training record are read from the download
     if policy == "model":
         if model is None and engine is None:
             raise ValueError("policy 'model' needs a model: an HF id, a local directory, tiny://qwen2 or "
@@ -776,7 +864,7 @@ def run_evaluation(dataset, *, model: str | None = None, policy: str = "model", 
         elif engine is None:
             raise ValueError(f"backend={backend!r}: use hf or vllm")
         try:
-            evaluation = evaluate_model(problems, engine, cfg, judge=judge, model_name=str(model), progress=progress)
+            evaluation = evaluate_model(problems, engine, cfg, judge=judge, model_name=str(name), progress=progress)
         finally:
             if built is not None:
                 built.close()
@@ -801,6 +889,29 @@ def training_record(model: str) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def base_and_trained(base: str, trained: str | None) -> tuple[str, str, dict | None]:
+    """The two models a before/after evaluation compares, and the trained one's training record.
+
+    trained: a model folder (s3:// URIs are downloaded first), an HF id, or None/"" for none. base: "auto" means the
+    model GRPO started from, as the trained model's `codefu_training.json` records it; a model without that record
+    (a verl-merged model, a hub checkpoint, none at all) needs base named explicitly: guessing would compare
+    against the wrong starting point. Without a trained model the base is evaluated alone (returned as both)."""
+    trained = (resolve_model(trained) if str(trained).startswith("s3://") else trained) if trained else None
+    record = training_record(trained) if trained else None
+    if base == "auto":
+        if record is None:
+            where = (f"{trained} has no codefu_training.json (a verl-merged model or one from elsewhere)" if trained
+                     else "there is no trained model (notebook 03 has not run, and no trained model was named)")
+            raise ValueError(f"BASE_MODEL='auto' takes the model GRPO started from from the trained model's training "
+                             f"record, but {where}: name the base model explicitly (an HF id or a folder, e.g. the "
+                             "config's model.path)")
+        base = record["start_model"]
+        if Path(base).is_absolute() and not Path(base).exists():
+            raise FileNotFoundError(f"the training record of {trained} names start model {base}, which is not on this "
+                                    "machine (it was trained elsewhere): name the base model explicitly")
+    return base, trained or base, record
+
+
 def headline(summary: dict) -> str:
     """One line: pass@k values with intervals, and what was excluded."""
     parts = []
@@ -822,7 +933,8 @@ def main(argv=None) -> int:
     parser.add_argument("--dataset", required=True,
                         help="a verl parquet (test.parquet), raw CodeContests rows (data/sample), 'humaneval', "
                              "'usaco:FILE.json' or 'livecodebench:FILE.jsonl'")
-    parser.add_argument("--model", default=None, help="HF id, local directory, tiny://qwen2 or " + SMOLLM2_URI)
+    parser.add_argument("--model", default=None, help="HF id, local directory, s3://bucket/prefix/ (downloaded), "
+                                                      "tiny://qwen2 or " + SMOLLM2_URI)
     parser.add_argument("--policy", default="model", choices=POLICIES,
                         help="model (default); gold / incorrect: the dataset's own solutions as samples (oracles)")
     parser.add_argument("--n", type=int, default=10, help="samples per problem")
@@ -907,8 +1019,9 @@ def main(argv=None) -> int:
 
 __all__ = ["EvalConfig", "Evaluation", "Judged", "VERDICTS", "POLICIES", "SMOLLM2_URI", "pass_at_k", "n_at_k",
            "bootstrap_ci", "judge_response", "harness_program", "fenced", "evaluate_model", "evaluate_references",
-           "verdict_agreement", "problem_table", "summarize", "compare", "smollm2_gguf", "smollm2_model_dir",
-           "resolve_model", "load_model", "run_evaluation", "headline", "main"]
+           "verdict_agreement", "problem_table", "summarize", "compare", "describe_comparison", "smollm2_gguf",
+           "smollm2_model_dir", "resolve_model", "fetch_s3_model", "load_model", "run_evaluation", "base_and_trained",
+           "training_record", "headline", "main"]
 
 
 if __name__ == "__main__":

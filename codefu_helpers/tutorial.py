@@ -16,6 +16,48 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 KERNEL = "codefu"
 
 
+def repo_path(value: str | Path) -> Path:
+    """A notebook's path parameter: absolute as given, relative to the repository root otherwise. Jupyter runs a
+    notebook in notebooks/, papermill in whatever folder it was started from; anchoring on the root makes
+    `RUN_DIR = "runs/notebooks"` mean the same folder in both."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else ROOT / path
+
+
+def dataset_ref(value: str) -> str:
+    """A DATASET parameter: a folder (relative to the repository root, as `repo_path`) when one exists there,
+    otherwise the value unchanged: a Hugging Face dataset id such as "deepmind/code_contests"."""
+    path = repo_path(value)
+    return str(path) if path.exists() else value
+
+
+# Notebook 03's CONFIG = "auto": the CPU run that learns in minutes, or the single-GPU run of a pretrained coder model.
+SMOKE_CONFIGS = {"cpu": "configs/cpu_learn.yaml", "cuda": "configs/single_gpu_qwen2.5_coder_0.5b.yaml"}
+
+
+def smoke_config(config: str, device: str, *, train_path: str | Path, dataset: str, output_dir: str | Path,
+                 seed: int = 0, model: str = "", max_steps: int = 0, overrides: dict | None = None):
+    """Notebook 03's experiment: (config file, validated ExperimentConfig). The file is `config` itself (a YAML
+    path, `repo_path` rules) or, for "auto", the one for `device` (SMOKE_CONFIGS: the CPU config that learns in
+    minutes, or the single-GPU config of a pretrained coder model). On top of it: this device, notebook 01's train
+    split, no validation during training (notebook 05 evaluates on the held-out problems), the seed, a fresh run
+    (no resume), then `model` and `max_steps` when set, then any other `overrides` (dotted keys)."""
+    from .config import ExperimentConfig
+
+    if config == "auto":
+        if device not in SMOKE_CONFIGS:
+            raise ValueError(f"CONFIG='auto' knows devices {sorted(SMOKE_CONFIGS)}, not {device!r}: name a config file")
+        path = ROOT / SMOKE_CONFIGS[device]
+    else:
+        path = repo_path(config)
+    chosen = {"model.device": device, "data.train_path": str(train_path), "data.raw_path": str(dataset),
+              "data.val_path": None, "trainer.test_freq": 0, "trainer.seed": seed,
+              "trainer.output_dir": str(output_dir), "checkpoint.resume": False,
+              **({"model.path": model} if model else {}), **({"trainer.total_steps": max_steps} if max_steps else {}),
+              **(overrides or {})}
+    return path, ExperimentConfig.from_yaml(path).with_overrides(chosen).validate()
+
+
 def numbered_notebooks() -> list[Path]:
     return sorted(p for p in NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 
@@ -31,8 +73,9 @@ class NotebookRun:
 
 
 def execute_notebook(notebook: str | Path, run_dir: str | Path, parameters: dict | None = None,
-                     kernel: str = KERNEL, timeout: int = 1800) -> NotebookRun:
-    """Runs one notebook with papermill (cwd = notebooks/) and returns what happened; never raises on a cell error."""
+                     kernel: str = KERNEL, timeout: int = 1800, cwd: str | Path = NOTEBOOK_DIR) -> NotebookRun:
+    """Runs one notebook with papermill (in `cwd`, by default notebooks/ as Jupyter would) and returns what
+    happened; never raises on a cell error."""
     import papermill
 
     path = Path(notebook)
@@ -46,7 +89,7 @@ def execute_notebook(notebook: str | Path, run_dir: str | Path, parameters: dict
     error = None
     try:
         papermill.execute_notebook(str(path), str(executed), parameters=params, kernel_name=kernel,
-                                   cwd=str(NOTEBOOK_DIR), progress_bar=False, execution_timeout=timeout)
+                                   cwd=str(cwd), progress_bar=False, execution_timeout=timeout)
     except Exception as exc:  # papermill raises PapermillExecutionError with the failing cell's traceback
         error = f"{type(exc).__name__}: {exc}"
     seconds = time.perf_counter() - start

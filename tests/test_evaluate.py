@@ -9,10 +9,12 @@ import math
 import pickle
 import zlib
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from test_launch import aws_on_moto, moto_endpoint  # noqa: F401 - the local moto S3 fixtures
 
 from codefu_helpers.eval_datasets import (EvalProblem, decode_test_cases, load_benchmark, load_humaneval,
                                             load_livecodebench, load_usaco)
@@ -169,6 +171,93 @@ def test_compare_is_paired_and_reports_the_direction():
     assert same["diff"] == 0 and same["diff_ci"] == [0.0, 0.0] and same["p_improved"] == 0.0
     with pytest.raises(ValueError, match="share no problem"):
         compare(base, frame([("z", "easy", "OK", True)]))
+
+
+def test_describe_comparison_words_follow_the_numbers():
+    """ahead/behind only when the interval of the difference excludes zero; the numbers in the sentence are the
+    comparison's own, and the solved counts are counted from the samples."""
+    from codefu_helpers.evaluate import describe_comparison
+
+    def flat(verdicts):  # 6 problems x 4 samples, the verdicts of each problem's samples given per problem
+        return frame([(f"p{i}", "easy", v, True) for i, vs in enumerate(verdicts) for v in vs])
+
+    none = flat([["WA"] * 4] * 6)
+    some = flat([["OK", "OK", "OK", "WA"]] * 5 + [["WA"] * 4])
+    one_more = flat([["OK", "WA", "WA", "WA"]] + [["WA"] * 4] * 5)
+    for base, trained, word in ((none, some, "is ahead"), (some, none, "is behind"),
+                                (none, one_more, "no measurable difference"), (none, none, "neither model solved")):
+        comparison = compare(base, trained, ks=(1,), n_bootstrap=400, seed=0)
+        text = describe_comparison(comparison, base, trained, "held-out problems")
+        block = comparison["pass_at_k"]["1"]
+        assert word in text and text.startswith("On the 6 held-out problems"), text
+        if word != "neither model solved":
+            assert f"pass@1 {block['base']:.3f} -> {block['trained']:.3f}" in text
+            assert f"[{block['diff_ci'][0]:+.3f}, {block['diff_ci'][1]:+.3f}]" in text
+            assert f"{int(base['solved'].sum())} of 24 base samples solved, {int(trained['solved'].sum())} of 24" in text
+    assert "cannot be compared" in describe_comparison(compare(none, some, ks=(1,)), none, some, "x", k=2)
+
+
+def test_base_model_auto_comes_from_the_training_record_or_must_be_named(tmp_path):
+    from codefu_helpers.evaluate import base_and_trained
+
+    trained = tmp_path / "trained"
+    trained.mkdir()
+    (trained / "config.json").write_text("{}")
+    with pytest.raises(ValueError, match="has no codefu_training.json.*name the base model"):
+        base_and_trained("auto", str(trained))  # a verl-merged model, say: no silent tiny://qwen2
+    with pytest.raises(ValueError, match="there is no trained model"):
+        base_and_trained("auto", "")
+    assert base_and_trained("org/base-model", str(trained)) == ("org/base-model", str(trained), None)
+    assert base_and_trained("org/base-model", "") == ("org/base-model", "org/base-model", None)
+    record = {"start_model": "tiny://qwen2", "train_problems": ["a"]}
+    (trained / "codefu_training.json").write_text(json.dumps(record))
+    assert base_and_trained("auto", str(trained)) == ("tiny://qwen2", str(trained), record)
+    (trained / "codefu_training.json").write_text(json.dumps({**record, "start_model": str(tmp_path / "gone")}))
+    with pytest.raises(FileNotFoundError, match="not on this machine"):
+        base_and_trained("auto", str(trained))
+
+
+def test_a_model_in_s3_is_downloaded_once_as_a_folder_or_from_a_tarball(aws_on_moto, tmp_path, monkeypatch):
+    """Against a local moto S3: a job's uncompressed output/model/ prefix, a model.tar.gz, a changed object, and the
+    errors for an empty prefix and a prefix without config.json."""
+    import io
+    import tarfile
+
+    import boto3
+
+    from codefu_helpers.evaluate import fetch_s3_model, resolve_model
+
+    monkeypatch.setenv("CODEFU_CACHE", str(tmp_path / "cache"))
+    s3 = boto3.client("s3")
+    files = {"config.json": b'{"model_type": "qwen2"}', "model.safetensors": b"weights",
+             "tokenizer/vocab.json": b"{}"}
+    for name, body in files.items():
+        s3.put_object(Bucket="codefu-moto", Key=f"out/job/output/model/{name}", Body=body)
+    local = Path(resolve_model("s3://codefu-moto/out/job/output/model"))  # no trailing slash: still the folder
+    assert local == tmp_path / "cache" / "s3" / "codefu-moto" / "out/job/output/model"
+    assert {str(p.relative_to(local)): p.read_bytes() for p in local.rglob("*") if p.is_file()
+            and not p.name.startswith(".")} == files
+    stamp = (local / "model.safetensors").stat().st_mtime_ns
+    assert fetch_s3_model("s3://codefu-moto/out/job/output/model/") == local
+    assert (local / "model.safetensors").stat().st_mtime_ns == stamp  # unchanged objects: not downloaded again
+    s3.put_object(Bucket="codefu-moto", Key="out/job/output/model/model.safetensors", Body=b"new weights")
+    assert (fetch_s3_model("s3://codefu-moto/out/job/output/model/") / "model.safetensors").read_bytes() == b"new weights"
+
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w:gz") as tar:
+        for name, body in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    s3.put_object(Bucket="codefu-moto", Key="out/job2/output/model.tar.gz", Body=packed.getvalue())
+    unpacked = fetch_s3_model("s3://codefu-moto/out/job2/output/model.tar.gz")
+    assert (unpacked / "config.json").read_bytes() == files["config.json"] and not (unpacked / "model.tar.gz").exists()
+
+    with pytest.raises(FileNotFoundError, match="nothing at s3://codefu-moto/out/missing"):
+        fetch_s3_model("s3://codefu-moto/out/missing/")
+    s3.put_object(Bucket="codefu-moto", Key="out/job3/output/model/nested/config.json", Body=b"{}")
+    with pytest.raises(FileNotFoundError, match="no config.json at its top level"):
+        fetch_s3_model("s3://codefu-moto/out/job3/output/")
 
 
 def test_config_errors_name_the_value():

