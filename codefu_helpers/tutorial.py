@@ -36,12 +36,14 @@ SMOKE_CONFIGS = {"cpu": "configs/cpu_learn.yaml", "cuda": "configs/single_gpu_qw
 
 
 def smoke_config(config: str, device: str, *, train_path: str | Path, dataset: str, output_dir: str | Path,
-                 seed: int = 0, model: str = "", max_steps: int = 0, overrides: dict | None = None):
+                 seed: int = 0, model: str = "", max_steps: int = 0, estimator: str = "",
+                 overrides: dict | None = None):
     """Notebook 03's experiment: (config file, validated ExperimentConfig). The file is `config` itself (a YAML
     path, `repo_path` rules) or, for "auto", the one for `device` (SMOKE_CONFIGS: the CPU config that learns in
     minutes, or the single-GPU config of a pretrained coder model). On top of it: this device, notebook 01's train
     split, no validation during training (notebook 05 evaluates on the held-out problems), the seed, a fresh run
-    (no resume), then `model` and `max_steps` when set, then any other `overrides` (dotted keys)."""
+    (no resume), then `model`, `max_steps` and `estimator` (algorithm.adv_estimator: grpo, gae = PPO with a critic,
+    rloo, reinforce_plus_plus) when set, then any other `overrides` (dotted keys)."""
     from .config import ExperimentConfig
 
     if config == "auto":
@@ -54,7 +56,7 @@ def smoke_config(config: str, device: str, *, train_path: str | Path, dataset: s
               "data.val_path": None, "trainer.test_freq": 0, "trainer.seed": seed,
               "trainer.output_dir": str(output_dir), "checkpoint.resume": False,
               **({"model.path": model} if model else {}), **({"trainer.total_steps": max_steps} if max_steps else {}),
-              **(overrides or {})}
+              **({"algorithm.adv_estimator": estimator} if estimator else {}), **(overrides or {})}
     return path, ExperimentConfig.from_yaml(path).with_overrides(chosen).validate()
 
 

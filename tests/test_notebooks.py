@@ -5,6 +5,7 @@ Each executed notebook writes RUN_DIR/results/<notebook>.json; the execution tes
 
 import ast
 import json
+import math
 from pathlib import Path
 
 import nbformat
@@ -92,6 +93,14 @@ def test_03_config_auto_is_the_cpu_run_or_the_single_gpu_run(device, tmp_path):
     _, custom = smoke_config("configs/ci_tiny.yaml", device, train_path="t.parquet", dataset="data/sample",
                              output_dir=tmp_path, max_steps=2, overrides={"rollout.n": 2})
     assert custom.name == "ci_tiny" and custom.trainer.total_steps == 2 and custom.rollout.n == 2
+    assert cfg.algorithm.adv_estimator == "grpo" and not cfg.uses_critic  # ESTIMATOR = "" keeps the config's
+    for estimator in ("gae", "rloo", "reinforce_plus_plus"):  # ESTIMATOR: each validates on both devices' configs
+        _, other = smoke_config("auto", device, train_path="t.parquet", dataset="data/sample", output_dir=tmp_path,
+                                estimator=estimator)
+        assert other.algorithm.adv_estimator == estimator and other.uses_critic == (estimator == "gae")
+    with pytest.raises(Exception, match="adv_estimator"):
+        smoke_config("auto", device, train_path="t.parquet", dataset="data/sample", output_dir=tmp_path,
+                     estimator="ppo")
 
 
 @pytest.fixture(scope="session")
@@ -182,6 +191,23 @@ def test_03_grpo_smoke_test(run_dir):
         assert Path(figure).stat().st_size > 0
     assert [m["step"] for m in map(json.loads, (run_dir / "grpo" / "metrics.jsonl").read_text().splitlines())] == \
         list(range(1, steps + 1))
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_03_trains_with_ppos_critic_when_asked(tmp_path):
+    """ESTIMATOR = "gae" (PPO with a critic) on the CI config for two steps, in a run folder of its own (03 prepares
+    the split itself): every row says gae, the critic's value loss is logged and finite, and its panel is drawn."""
+    run = execute_notebook("03_grpo_smoke_test.ipynb", tmp_path, parameters={
+        "CONFIG": "configs/ci_tiny.yaml", "ESTIMATOR": "gae", "MAX_STEPS": 2, "EVAL_SAMPLES": 2})
+    results = results_of(run)
+    assert results["adv_estimator"] == "gae" and results["steps"] == 2 and "gae" in results["headline"]
+    assert all(h["adv_estimator"] == "gae" and math.isfinite(h["value_loss"]) for h in results["history"])
+    rows = [json.loads(line) for line in (tmp_path / "grpo" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["value_loss"] for r in rows] == [h["value_loss"] for h in results["history"]]
+    executed = nbformat.read(run.executed, as_version=4)
+    printed = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "plotted:" in printed and "'value_loss'" in printed
 
 
 @pytest.mark.notebook
