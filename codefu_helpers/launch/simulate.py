@@ -10,7 +10,8 @@ SageMaker plays it:
 - every host gets its own disk, OUTPUT_DIR/hosts/algo-N: mounted as /opt/ml in the host's own mount namespace, with
   input/config/{resourceconfig,inputdataconfig,hyperparameters}.json, the channels downloaded from S3 into
   input/data/CHANNEL, the checkpoints restored from S3 into checkpoints/, and model/, output/; the host also gets its
-  own /tmp, /dev/shm and /etc/hosts (algo-N resolve through it, as SageMaker's DNS makes them), and no bubblewrap
+  own /tmp (the Python environment and repository bound back in when they live under this machine's /tmp), /dev/shm
+  and /etc/hosts (algo-N resolve through it, as SageMaker's DNS makes them), and no bubblewrap
   (the stock image has none: `bwrap` is masked, so the judge must use its container tier);
 - every host runs the request's ContainerEntrypoint + ContainerArguments (the SDK's `bash -c ... sm_train.sh`, its
   own driver script, which runs `exec python -m codefu_helpers.launch.entrypoint ...`) as PID 1 of its own PID
@@ -266,10 +267,30 @@ mount("--bind", hosts_file, "/etc/hosts")
 mount("-t", "tmpfs", "-o", "size=1g", "tmpfs", "/dev/shm")
 for path in spec["mask"]:
     mount("--bind", spec["masker"], path)
+machine_tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)  # still reachable once the host's /tmp covers it
 mount("--bind", tmp, "/tmp")
+for path in spec["keep"]:  # what the host runs from, when it lives under this machine's /tmp (a clone there)
+    os.makedirs(path, exist_ok=True)
+    source = "/proc/%d/fd/%d/%s" % (os.getpid(), machine_tmp, os.path.relpath(path, "/tmp"))
+    mount("--no-canonicalize", "--rbind", source, path)
+os.close(machine_tmp)
 os.chdir("/")
 os.execvpe(spec["argv"][0], spec["argv"], spec["env"])
 """
+
+
+def _kept_under_tmp(env: dict[str, str]) -> list[str]:
+    """The folders under this machine's /tmp that a host must still see under its own /tmp: the Python environment
+    it runs, the repository (an editable install points there) and the caches passed to it; a folder inside
+    another one kept is visible through it."""
+    candidates = [sys.prefix, os.path.realpath(sys.prefix), str(ROOT), env.get("CODEFU_CACHE"), env.get("HF_HOME")]
+    found = sorted({os.path.normpath(c) for c in candidates
+                    if c and c.startswith("/tmp/") and os.path.isdir(c)}, key=len)
+    keep = []
+    for path in found:
+        if not any(path == k or path.startswith(k + "/") for k in keep):
+            keep.append(path)
+    return keep
 
 
 def _bwrap_paths(path_env: str) -> list[str]:
@@ -294,7 +315,7 @@ class SimulatedHost:
         masker.chmod(0o644)  # not executable: shutil.which("bwrap") finds nothing
         spec = {"disk": str(disk), "hosts_file": str(disk.parent / f"{name}.hosts"),
                 "stash": str(disk.parent / f".{name}-opt"), "argv": argv, "env": env, "masker": str(masker),
-                "mask": [] if bwrap else _bwrap_paths(env["PATH"])}
+                "mask": [] if bwrap else _bwrap_paths(env["PATH"]), "keep": _kept_under_tmp(env)}
         _, prefix = _split(request["CheckpointConfig"]["S3Uri"])
         self.uploader = CheckpointUploader(s3, disk / "checkpoints", prefix, crash_at_step=crash_at_step)
         self.uploader.start()
