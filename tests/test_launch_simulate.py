@@ -70,6 +70,23 @@ def test_the_interface_sagemaker_names_is_pinned_for_nccl_and_gloo(monkeypatch):
         pin_interface("ens999")
 
 
+def test_a_host_still_sees_the_environment_it_runs_from_when_that_lives_under_tmp(tmp_path, monkeypatch):
+    """A clone under /tmp (CI may put one there): the host's own /tmp would hide its Python and the repository
+    ('exec: python: not found' on every host), so those folders are bound back in; one inside another once."""
+    from codefu_helpers.launch import simulate
+
+    assert str(tmp_path).startswith("/tmp/")
+    clone, cache = tmp_path / "clone", tmp_path / "cache"
+    (clone / ".venv").mkdir(parents=True)
+    cache.mkdir()
+    monkeypatch.setattr(simulate, "ROOT", clone)
+    monkeypatch.setattr(simulate.sys, "prefix", str(clone / ".venv"))
+    assert simulate._kept_under_tmp({"CODEFU_CACHE": str(cache), "HF_HOME": "/root/.cache/hf"}) == \
+        [str(cache), str(clone)]
+    monkeypatch.setattr(simulate, "ROOT", Path("/work/repo"))
+    assert simulate._kept_under_tmp({}) == [str(clone / ".venv")]
+
+
 def test_host_names_are_resolved_with_retries_until_a_deadline(tmp_path):
     """A host whose name the cluster's DNS learns late is waited for; one that never appears fails with the wait."""
     from codefu_helpers.launch.entrypoint import resolve_host

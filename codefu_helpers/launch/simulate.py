@@ -285,7 +285,7 @@ def _kept_under_tmp(env: dict[str, str]) -> list[str]:
     another one kept is visible through it."""
     candidates = [sys.prefix, os.path.realpath(sys.prefix), str(ROOT), env.get("CODEFU_CACHE"), env.get("HF_HOME")]
     found = sorted({os.path.normpath(c) for c in candidates
-                    if c and c.startswith("/tmp/") and os.path.isdir(c)}, key=len)
+                    if c and c.startswith("/tmp/") and os.path.isdir(c)}, key=lambda p: (len(p), p))
     keep = []
     for path in found:
         if not any(path == k or path.startswith(k + "/") for k in keep):
