@@ -296,10 +296,11 @@ def test_an_interrupted_and_resumed_ppo_run_ends_with_the_same_actor_and_critic(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("estimator", ["rloo", "reinforce_plus_plus"])
-def test_the_cli_trains_with_a_critic_free_estimator(tmp_path, estimator):
+def test_the_cli_trains_with_a_critic_free_estimator(tmp_path, estimator, python_split):
     out = tmp_path / estimator
     train(out, "--set", f"algorithm.adv_estimator={estimator}", "trainer.total_steps=1", "trainer.test_freq=0",
-          "data.val_path=null", "tracking.backend=none", "data.max_response_length=32")
+          f"data.train_path={python_split['train']}", "data.val_path=null", "tracking.backend=none",
+          "data.max_response_length=32")
     rows = read_metrics(out)
     assert [m["step"] for m in rows] == [1] and rows[0]["adv_estimator"] == estimator
     assert rows[0]["optimizer_steps"] == 2 and "value_loss" not in rows[0]
