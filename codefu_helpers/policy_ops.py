@@ -5,7 +5,9 @@ that compare the engine's log-probs with the trainer's.
 
 Samples, log-probs and losses are laid out as (B, T): B samples, T response tokens (right-padded). Prompts are
 left-padded so that every response starts in the same column, which lets the log-prob pass compute logits for
-the response positions only:
+the response positions only. Samples of one group share their prompt: the decoder runs each distinct prompt once
+and the responses attend to its cached keys and values (`response_hidden`), so a group of n samples costs one
+prompt and n responses instead of n prompts (the same numbers up to float rounding, gradients included):
 
     batch = pack(samples, pad_id=tokenizer.pad_token_id)
     log_probs, entropy = response_log_probs(model, batch, temperature=0.8, with_entropy=True)   # (B, T) each
@@ -67,20 +69,19 @@ LOGITS_CHUNK_BYTES = 64 << 20
 
 
 def response_log_probs(model, batch: PackedBatch, temperature: float = 1.0, with_entropy: bool = False,
-                       entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+                       entropy_grad: bool = False,
+                       share_prompts: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probs (B, T) of the response tokens under `model` at the sampling temperature, and entropy (B, T).
 
     The full (B, T, V) logits are never materialised: the decoder's hidden states at the response positions are
     projected onto the vocabulary a chunk of rows at a time (`LOGITS_CHUNK_BYTES` of float32 logits), temperature
     applied inside the chunk, and with a gradient each chunk is checkpointed so backward recomputes its logits
     instead of keeping them. The entropy carries a gradient only with `entropy_grad` (an entropy bonus).
+    `share_prompts=False` runs every row whole (see `response_hidden`; the benchmark's comparison).
     """
-    T = batch.response_ids.shape[1]
     decoder, head = _decoder_and_head(model)
-    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                     position_ids=batch.position_ids, use_cache=False).last_hidden_state  # (B, P + T, H)
-    hidden = hidden[:, -(T + 1):-1]  # (B, T, H): position P-1+t predicts response token t
-    B, _, H = hidden.shape
+    hidden = response_hidden(decoder, batch, share_prompts)  # (B, T, H): position P-1+t predicts response token t
+    B, T, H = hidden.shape
     flat, ids = hidden.reshape(B * T, H), batch.response_ids.reshape(B * T)
     rows = max(1, LOGITS_CHUNK_BYTES // (4 * head.weight.shape[0]))
     needs_grad = torch.is_grad_enabled() and flat.requires_grad
@@ -101,6 +102,53 @@ def response_log_probs(model, batch: PackedBatch, temperature: float = 1.0, with
     log_probs = torch.cat([lp for lp, _ in parts]).reshape(B, T)
     entropy = torch.cat([e for _, e in parts]).reshape(B, T) if with_entropy else None
     return log_probs, entropy
+
+
+def response_hidden(decoder, batch: PackedBatch, share_prompts: bool = True) -> torch.Tensor:
+    """The decoder's last hidden states (B, T, H) at positions P-1+t, the ones that predict response token t.
+
+    Where rows share a prompt (a GRPO group: n samples of one prompt), each distinct prompt goes through the decoder
+    once with its keys and values cached, the cache is copied out to the rows that use it, and the responses run
+    on top of it: with a long prompt and short responses that is most of the work saved. Every row's numbers are
+    those of running it alone, up to float rounding; gradients flow back through the shared prompt to every
+    weight. The whole rows go through at once instead when no prompt repeats, or where no cache is kept
+    (gradient checkpointing in training mode: HF turns the cache off there)."""
+    T, P = batch.response_ids.shape[1], batch.prompt_width
+    distinct, rows = _distinct_prompts(batch) if share_prompts else (None, None)
+    if distinct is None or _checkpointing(decoder):
+        hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                         position_ids=batch.position_ids, use_cache=False).last_hidden_state  # (B, P + T, H)
+        return hidden[:, -(T + 1):-1]
+    prompt = decoder(input_ids=batch.input_ids[distinct, :P], attention_mask=batch.attention_mask[distinct, :P],
+                     position_ids=batch.position_ids[distinct, :P], use_cache=True)
+    cache = prompt.past_key_values
+    if cache is None:  # a decoder that keeps no cache: run the rows whole
+        return response_hidden(decoder, batch, share_prompts=False)
+    cache.reorder_cache(rows)  # one copy of its prompt's keys and values per row (an index_select: differentiable)
+    responses = decoder(input_ids=batch.input_ids[:, P:], attention_mask=batch.attention_mask,
+                        position_ids=batch.position_ids[:, P:], past_key_values=cache, use_cache=True)
+    last = prompt.last_hidden_state[:, -1][rows]  # (B, H): the prompt's last position predicts response token 0
+    return torch.cat([last[:, None], responses.last_hidden_state[:, :-1]], dim=1)
+
+
+def _checkpointing(decoder) -> bool:
+    """Whether HF's gradient checkpointing drops the cache in this forward (a layer flagged for it, in training)."""
+    return decoder.training and any(getattr(m, "gradient_checkpointing", False) for m in decoder.modules())
+
+
+def _distinct_prompts(batch: PackedBatch) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """(index of one row per distinct prompt, each row's position in that index), or (None, None) when no two rows
+    share a prompt. Rows share a prompt when their prompt columns agree in both token ids and attention mask."""
+    P = batch.prompt_width
+    if batch.input_ids.shape[0] < 2 or P == 0:
+        return None, None
+    key = torch.cat([batch.input_ids[:, :P], batch.attention_mask[:, :P].to(batch.input_ids.dtype)], dim=1)
+    unique, rows = torch.unique(key, dim=0, return_inverse=True)
+    if unique.shape[0] == key.shape[0]:
+        return None, None
+    first = torch.full((unique.shape[0],), key.shape[0], dtype=torch.long, device=key.device)
+    first = first.scatter_reduce(0, rows, torch.arange(key.shape[0], device=key.device), reduce="amin")
+    return first, rows
 
 
 def _decoder_and_head(model):
@@ -218,11 +266,8 @@ def _finish_value_model(model, gradient_checkpointing: bool):
 def response_values(model, batch: PackedBatch) -> torch.Tensor:
     """Values (B, T) of the response tokens under value model `model`: the value head on the hidden state at position
     P-1+t for response token t (verl's critic alignment), in float32."""
-    T = batch.response_ids.shape[1]
     decoder = getattr(model, model.base_model_prefix)
-    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                     position_ids=batch.position_ids, use_cache=False).last_hidden_state  # (B, P + T, H)
-    return value_head(model)(hidden[:, -(T + 1):-1]).squeeze(-1).float()  # (B, T)
+    return value_head(model)(response_hidden(decoder, batch)).squeeze(-1).float()  # (B, T)
 
 
 def lr_lambda(warmup: int, schedule: str, updates: int) -> Callable[[int], float]:

@@ -78,9 +78,10 @@ def _config(world: int, *extra: str) -> ExperimentConfig:
 
 def _fixed_batch():
     torch.manual_seed(5)
-    lengths = [(6, 9), (4, 3), (11, 7), (5, 12), (8, 2), (3, 6), (9, 5), (7, 8)]
-    samples = [Sample(torch.randint(3, 500, (p,)).tolist(), torch.randint(3, 500, (r,)).tolist(), "", "stop")
-               for p, r in lengths]
+    # four prompts, two samples each (as GRPO groups share theirs: the log-prob pass runs a shared prompt once)
+    prompts = [torch.randint(3, 500, (p,)).tolist() for p in (6, 4, 11, 5)]
+    shapes = [(0, 9), (1, 3), (1, 7), (0, 12), (2, 2), (3, 6), (3, 5), (2, 8)]
+    samples = [Sample(prompts[g], torch.randint(3, 500, (r,)).tolist(), "", "stop") for g, r in shapes]
     keep = [1.0] * 8
     keep[5] = 0.0  # a judge error: excluded, it must not count anywhere
     return samples, keep, torch.randn(8)

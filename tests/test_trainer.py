@@ -56,6 +56,37 @@ def test_padded_log_probs_equal_unpadded_ones(tiny):
             torch.testing.assert_close(entropy[i, :len(s.response_ids)], -(p * p.log()).sum(-1), atol=2e-5, rtol=1e-5)
 
 
+def test_samples_sharing_a_prompt_run_it_once_with_each_ones_own_log_probs_and_gradients(tiny):
+    """Two groups of three samples (prompts of different lengths, so one is left-padded) and a lone sample: the
+    decoder sees each distinct prompt once, and log-probs, entropies and every weight's gradient equal those of
+    running each sample alone."""
+    model, _ = tiny
+    torch.manual_seed(1)
+    prompts = [torch.randint(3, 500, (n,)).tolist() for n in (40, 25, 31)]
+    samples = [Sample(prompts[g], torch.randint(3, 500, (m,)).tolist(), "", "stop")
+               for g, m in ((0, 6), (0, 9), (0, 2), (1, 5), (1, 8), (1, 1), (2, 4))]
+    batch = pack(samples, pad_id=0)
+    seen = []  # (rows, tokens) of each embedding call
+    hook = model.get_input_embeddings().register_forward_hook(lambda m, args, out: seen.append(tuple(args[0].shape)))
+    try:
+        model.zero_grad()
+        log_probs, entropy = response_log_probs(model, batch, temperature=0.7, with_entropy=True)
+        (log_probs * batch.response_mask).sum().backward()
+    finally:
+        hook.remove()
+    assert seen == [(3, 40), (7, 9)], seen  # three distinct prompts once, then the seven responses on their cache
+    shared = {name: p.grad.clone() for name, p in model.named_parameters()}
+    model.zero_grad()
+    for i, s in enumerate(samples):
+        alone, alone_entropy = response_log_probs(model, pack([s], pad_id=0), temperature=0.7, with_entropy=True)
+        torch.testing.assert_close(log_probs[i, :len(s.response_ids)], alone[0], atol=2e-5, rtol=1e-5)
+        torch.testing.assert_close(entropy[i, :len(s.response_ids)], alone_entropy[0], atol=2e-5, rtol=1e-5)
+        alone.sum().backward()
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(shared[name], p.grad, atol=1e-5, rtol=1e-4, msg=lambda m: f"{name}: {m}")
+    model.zero_grad()
+
+
 def test_rollout_is_seeded_skips_long_prompts_and_reports_each_sample(tiny):
     model, tokenizer = tiny
     prompts = [[{"role": "user", "content": "Print the sum of two numbers."}],
