@@ -87,6 +87,21 @@ def test_samples_sharing_a_prompt_run_it_once_with_each_ones_own_log_probs_and_g
     model.zero_grad()
 
 
+def test_under_gradient_checkpointing_shared_prompts_still_reach_their_responses(tiny):
+    """HF's gradient checkpointing drops the cache in training mode: the responses must not run without their prompt
+    (the rows go through whole there)."""
+    model = copy.deepcopy(tiny[0])
+    model.gradient_checkpointing_enable()
+    model.train()
+    torch.manual_seed(2)
+    prompt = torch.randint(3, 500, (30,)).tolist()
+    samples = [Sample(prompt, torch.randint(3, 500, (m,)).tolist(), "", "stop") for m in (5, 8, 3)]
+    log_probs, _ = response_log_probs(model, pack(samples, pad_id=0))
+    for i, s in enumerate(samples):
+        alone, _ = response_log_probs(model, pack([s], pad_id=0))
+        torch.testing.assert_close(log_probs[i, :len(s.response_ids)], alone[0], atol=2e-5, rtol=1e-5)
+
+
 def test_rollout_is_seeded_skips_long_prompts_and_reports_each_sample(tiny):
     model, tokenizer = tiny
     prompts = [[{"role": "user", "content": "Print the sum of two numbers."}],
