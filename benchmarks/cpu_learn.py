@@ -93,6 +93,7 @@ def run_seed(seed: int, data: dict[str, Path], out: Path, overrides: list[str], 
             raise SystemExit(f"seed {seed}: {measured['judge_errors']} judge errors evaluating {name}")
         result[name] = round(measured["pass_rate"], 4)
         result[f"{name}_solved"] = f"{measured['solved_samples']} of {measured['samples']}"
+        result[f"{name}_by_problem"] = {k: round(v, 4) for k, v in measured["by_problem"].items()}
     result["eval_seconds"] = round(time.perf_counter() - start, 1)
     result["eval_cpu_seconds"] = round(time.process_time() - own + children_cpu() - children, 1)  # with the judge's
     result["gain"] = round(result["after"] - result["before"], 4)
