@@ -111,14 +111,17 @@ def response_hidden(decoder, batch: PackedBatch, share_prompts: bool = True) -> 
     once with its keys and values cached, the cache is copied out to the rows that use it, and the responses run
     on top of it: with a long prompt and short responses that is most of the work saved. Every row's numbers are
     those of running it alone, up to float rounding; gradients flow back through the shared prompt to every
-    weight. The whole rows go through at once instead when no prompt repeats, or where no cache is kept
-    (gradient checkpointing in training mode: HF turns the cache off there)."""
+    weight. The decoder is called twice (prompts, then responses) whether or not a prompt repeats: a sharded
+    worker (FSDP2) gathers each layer's weights in every call, a collective, so every worker must make the same
+    calls whatever samples it holds. The whole rows go through in one call only with `share_prompts=False` or
+    where no cache is kept (gradient checkpointing in training mode: HF turns the cache off there), both the same
+    on every worker."""
     T, P = batch.response_ids.shape[1], batch.prompt_width
-    distinct, rows = _distinct_prompts(batch) if share_prompts else (None, None)
-    if distinct is None or _checkpointing(decoder):
+    if not share_prompts or P == 0 or _checkpointing(decoder):
         hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                          position_ids=batch.position_ids, use_cache=False).last_hidden_state  # (B, P + T, H)
         return hidden[:, -(T + 1):-1]
+    distinct, rows = _distinct_prompts(batch)
     prompt = decoder(input_ids=batch.input_ids[distinct, :P], attention_mask=batch.attention_mask[distinct, :P],
                      position_ids=batch.position_ids[distinct, :P], use_cache=True)
     cache = prompt.past_key_values
@@ -136,16 +139,12 @@ def _checkpointing(decoder) -> bool:
     return decoder.training and any(getattr(m, "gradient_checkpointing", False) for m in decoder.modules())
 
 
-def _distinct_prompts(batch: PackedBatch) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-    """(index of one row per distinct prompt, each row's position in that index), or (None, None) when no two rows
-    share a prompt. Rows share a prompt when their prompt columns agree in both token ids and attention mask."""
+def _distinct_prompts(batch: PackedBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """(index of one row per distinct prompt, each row's position in that index). Rows share a prompt when their
+    prompt columns agree in both token ids and attention mask."""
     P = batch.prompt_width
-    if batch.input_ids.shape[0] < 2 or P == 0:
-        return None, None
     key = torch.cat([batch.input_ids[:, :P], batch.attention_mask[:, :P].to(batch.input_ids.dtype)], dim=1)
     unique, rows = torch.unique(key, dim=0, return_inverse=True)
-    if unique.shape[0] == key.shape[0]:
-        return None, None
     first = torch.full((unique.shape[0],), key.shape[0], dtype=torch.long, device=key.device)
     first = first.scatter_reduce(0, rows, torch.arange(key.shape[0], device=key.device), reduce="amin")
     return first, rows

@@ -87,6 +87,31 @@ def test_samples_sharing_a_prompt_run_it_once_with_each_ones_own_log_probs_and_g
     model.zero_grad()
 
 
+def test_the_decoder_is_called_the_same_way_whatever_the_prompts_of_a_batch(tiny):
+    """A sharded worker's decoder calls are collectives (FSDP2 gathers each layer's weights per call): a worker
+    whose samples share a prompt and one whose samples do not must call it the same number of times, or the group
+    waits forever (it did: a 2-worker run hung at its first step). Repeated prompts, distinct ones, one sample and
+    the one-pad-token batch of an empty micro-batch: two calls each."""
+    model, _ = tiny
+    decoder = model.get_decoder()
+    calls = []
+    hook = decoder.register_forward_hook(lambda m, args, out: calls.append(1))
+    prompt = list(range(5, 25))
+    batches = {"repeated": [Sample(prompt, [7, 8, 9], "", "stop"), Sample(prompt, [10], "", "stop")],
+               "distinct": [Sample(prompt, [7, 8, 9], "", "stop"), Sample(prompt[:-1], [10], "", "stop")],
+               "one": [Sample(prompt, [7], "", "stop")], "pad": [Sample([0], [0], "", "stop")]}
+    seen = {}
+    try:
+        for name, samples in batches.items():
+            calls.clear()
+            with torch.no_grad():
+                response_log_probs(model, pack(samples, pad_id=0))
+            seen[name] = len(calls)
+    finally:
+        hook.remove()
+    assert seen == {"repeated": 2, "distinct": 2, "one": 2, "pad": 2}, seen
+
+
 def test_under_gradient_checkpointing_shared_prompts_still_reach_their_responses(tiny):
     """HF's gradient checkpointing drops the cache in training mode: the responses must not run without their prompt
     (the rows go through whole there)."""
