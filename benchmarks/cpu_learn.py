@@ -82,6 +82,11 @@ def run_seed(seed: int, data: dict[str, Path], out: Path, overrides: list[str], 
     rows = [r for r in read_verl_parquet(data["train"]) if r["reward_model"]["ground_truth"]["name"] in names]
     params = sampling_params(cfg, seed=eval_seed(cfg.trainer.seed))
     result = {"seed": seed, "train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(train_cpu, 1), "steps": []}
+    warm = Path(record["start_model"]) / "warm_start.json"
+    if warm.exists():  # how far the warm start went: its steps and the reference solutions' mean probability
+        warm = json.loads(warm.read_text())
+        result["warm_start"] = {"steps": len(warm["losses"]), "reference_p": round(warm["reference_p"][-1], 4),
+                                "reached_target": warm.get("reached_target")}
     for m in read_metrics(out):
         result["steps"].append({"step": m["step"], "reward_mean": round(m["reward_mean"], 3),
                                 "pass_rate": round(m["pass_rate"], 3)})
@@ -170,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
                 r = run_seed(seed, data, work / f"seed{seed}", args.overrides, args.eval_samples)
                 timing = (f"train {r['train_seconds']} s ({r['train_cpu_seconds']} CPU-s), eval {r['eval_seconds']} s "
                           f"({r['eval_cpu_seconds']} CPU-s)")
+                if "warm_start" in r:
+                    timing += (f" | warm start {r['warm_start']['steps']} steps, reference solutions' probability "
+                               f"{r['warm_start']['reference_p']:.3f}")
             results.append(r)
             curve = " ".join(f"{s['reward_mean']:+.2f}" for s in r["steps"])
             print(f"seed {seed}: pass@1 {r['before']:.3f} -> {r['after']:.3f} (gain {r['gain']:+.3f}; "

@@ -83,6 +83,10 @@ class ModelConfig:
     # what lets a tiny CPU model start partly right. 0 disables; the result is cached (codefu_helpers.sft).
     warm_start_steps: int = 0
     warm_start_lr: float = 2.0e-3
+    # stop the warm start early, at the first step where the model writes the reference solutions with this mean
+    # probability (sampling at temperature 1; about the pass@1 it will start GRPO with); warm_start_steps is then
+    # the most it may take. null: always warm_start_steps steps
+    warm_start_target_p: float | None = None
 
     def resolved_device(self) -> str:
         """`device` with "auto" resolved: cuda when a GPU is visible, else cpu."""
@@ -532,6 +536,11 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
          f"model.device={m.device!r} is not a device: use auto, cpu, cuda or cuda:N")
     need(m.warm_start_steps >= 0, f"model.warm_start_steps={m.warm_start_steps} must be >= 0 (0: no warm start)")
     need(m.warm_start_lr > 0, f"model.warm_start_lr={m.warm_start_lr} must be > 0")
+    need(m.warm_start_target_p is None or 0 < m.warm_start_target_p < 1,
+         f"model.warm_start_target_p={m.warm_start_target_p} must be between 0 and 1 (a probability), or null")
+    need(m.warm_start_target_p is None or m.warm_start_steps > 0,
+         f"model.warm_start_target_p={m.warm_start_target_p} stops a warm start, and model.warm_start_steps=0 runs "
+         "none: set model.warm_start_steps (the most steps it may take) or set the target to null")
     need(not (m.warm_start_steps and not d.raw_path),
          f"model.warm_start_steps={m.warm_start_steps} needs the reference solutions: set data.raw_path to the raw "
          "CodeContests rows that data.train_path was prepared from (e.g. data/sample)")

@@ -467,7 +467,14 @@ def prepare_training(cfg) -> TrainingData:
         from .sft import warm_started_model
 
         start_model = str(warm_started_model(cfg.model.path, rows, cfg.data.raw_path, steps=cfg.model.warm_start_steps,
-                                             lr=cfg.model.warm_start_lr, seed=cfg.trainer.seed))
+                                             lr=cfg.model.warm_start_lr, seed=cfg.trainer.seed,
+                                             target_p=cfg.model.warm_start_target_p))
+        warm = json.loads((Path(start_model) / "warm_start.json").read_text())
+        if warm.get("reached_target") is False:
+            print(f"warm start: model.warm_start_target_p={cfg.model.warm_start_target_p} was not reached in "
+                  f"model.warm_start_steps={cfg.model.warm_start_steps} steps (mean probability of the reference "
+                  f"solutions {warm['reference_p'][-1]:.3f}); GRPO starts from there. Raise model.warm_start_steps "
+                  "or model.warm_start_lr for a warmer start", flush=True)
     return TrainingData(rows, val_rows, start_model)
 
 

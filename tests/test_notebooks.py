@@ -176,6 +176,9 @@ def test_03_grpo_smoke_test(run_dir):
     assert len(results["train_problems"]) == cfg.data.max_problems and set(results["train_problems"]) <= train_split
     assert not set(results["train_problems"]) & held_out
     assert Path(results["start_model"]).name.startswith("warm-")  # the warm-started tiny model
+    warm = json.loads((Path(results["start_model"]) / "warm_start.json").read_text())
+    assert warm["key"]["target_p"] == cfg.model.warm_start_target_p and warm["reached_target"]
+    assert len(warm["losses"]) <= cfg.model.warm_start_steps and warm["reference_p"][-1] >= cfg.model.warm_start_target_p
     before, after = results["before"], results["after"]
     for block in (before, after):
         assert block["samples"] == results["eval_samples"] * len(results["train_problems"]) and block["judge_errors"] == 0

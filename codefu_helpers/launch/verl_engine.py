@@ -71,6 +71,7 @@ INERT_FOR_VERL = {
                           "database and the exported model (<output_dir>/model)",
     "data.raw_path": "read only for data.max_problems (applied before verl starts) and model.warm_start_steps",
     "model.warm_start_lr": "read only when model.warm_start_steps > 0, which verl does not have",
+    "model.warm_start_target_p": "read only when model.warm_start_steps > 0, which verl does not have",
     "algorithm.kl_coef": "read only when algorithm.use_kl_loss is true (then mapped)",
     "algorithm.kl_estimator": "read only when algorithm.use_kl_loss is true (then mapped)",
     "tracking.uri": "read only when tracking.backend=mlflow (then passed as MLFLOW_TRACKING_URI)",
