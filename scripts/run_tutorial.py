@@ -18,7 +18,7 @@ from pathlib import Path
 from codefu_helpers.tutorial import KERNEL, ROOT, execute_notebook, numbered_notebooks
 
 # the figures the README shows, as the notebooks name them in RUN_DIR/figures
-KEY_FIGURES = ("01_ratings.png", "02_confusion.png", "03_grpo_curves.png", "03_before_after.png",
+KEY_FIGURES = ("01_ratings.png", "02_confusion.png", "03_warm_start.png", "03_grpo_curves.png", "03_before_after.png",
                "05_seen_vs_heldout.png", "05_verdicts.png")
 
 
