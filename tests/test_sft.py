@@ -2,11 +2,12 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
 
-from conftest import SAMPLE
+from conftest import ROOT, SAMPLE
 
 
 def test_reference_probability_is_the_product_of_each_solutions_token_probabilities(warm_model_dir, easy_python_rows):
@@ -68,3 +69,22 @@ def test_a_target_never_reached_takes_every_step_and_says_so(easy_python_rows):
     record = supervised_warm_start(model, tokenizer, sft_pairs(rows, load_problems(SAMPLE)), steps=3, target_p=0.9)
     assert len(record["losses"]) == len(record["reference_p"]) == 3
     assert record["reached_target"] is False and max(record["reference_p"]) < 0.9
+
+
+def test_the_trainer_says_when_the_warm_start_target_was_not_reached(python_split, capsys, tmp_path, monkeypatch):
+    """model.warm_start_target_p is honoured through the config: two steps cannot reach 0.9, and prepare_training
+    says so, naming both keys, while GRPO still gets the model the two steps made."""
+    from codefu_helpers.config import ExperimentConfig
+    from codefu_helpers.trainer import prepare_training
+
+    monkeypatch.setenv("CODEFU_CACHE", str(tmp_path / "cache"))  # a build of its own, not a cached one
+    cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "cpu_learn.yaml").with_overrides({
+        "data.train_path": str(python_split["train"]), "data.raw_path": str(SAMPLE), "trainer.test_freq": 0,
+        "data.val_path": None,
+        "model.warm_start_steps": 2, "model.warm_start_target_p": 0.9})
+    cfg.validate()
+    training = prepare_training(cfg)
+    record = json.loads((Path(training.start_model) / "warm_start.json").read_text())
+    assert record["reached_target"] is False and len(record["losses"]) == 2 and record["key"]["target_p"] == 0.9
+    said = capsys.readouterr().out
+    assert "model.warm_start_target_p=0.9 was not reached in model.warm_start_steps=2 steps" in said
