@@ -707,9 +707,25 @@ def smollm2_model_dir(output_dir: str | Path | None = None) -> Path:
             digest.update(chunk)
     key = digest.hexdigest()
     target = Path(output_dir) if output_dir else _cache_root() / "pretrained" / f"smollm2-135m-instruct-{key[:16]}"
-    record = target / "codefu_source.json"
-    if record.exists() and json.loads(record.read_text()).get("gguf_sha256") == key:
+    if _dequantised_from(target) == key:
         return target
+    from .tiny_model import build_lock
+
+    with build_lock(target):  # another process may be dequantising it right now
+        if _dequantised_from(target) != key:
+            _dequantise(gguf, key, target)
+    return target
+
+
+def _dequantised_from(directory: Path) -> str | None:
+    """The GGUF hash a dequantised model directory was made from (None: not one)."""
+    try:
+        return json.loads((directory / "codefu_source.json").read_text()).get("gguf_sha256")
+    except (OSError, ValueError):
+        return None
+
+
+def _dequantise(gguf: Path, key: str, target: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -728,7 +744,6 @@ def smollm2_model_dir(output_dir: str | Path | None = None) -> Path:
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.load_state_dict(loaded.state_dict(), strict=True)
     model.generation_config = loaded.generation_config
-    target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         model.save_pretrained(staging)
@@ -741,7 +756,6 @@ def smollm2_model_dir(output_dir: str | Path | None = None) -> Path:
         os.replace(staging, target)  # a reader never sees a half-written directory
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def resolve_model(path: str) -> str:
@@ -782,19 +796,31 @@ def fetch_s3_model(uri: str, cache_dir: str | Path | None = None) -> Path:
                                     "model.tar.gz; a SageMaker job of notebook 04 writes it to "
                                     "s3://BUCKET/PREFIX/output/JOB_NAME/output/model/")
         manifest = {o["Key"]: o["ETag"] for o in objects}
-        record = target / ".codefu_s3.json"
-        if record.is_file() and json.loads(record.read_text()) == manifest:
-            return target
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        for o in objects:
-            local = target / o["Key"][len(prefix):] if not archive else target / Path(key).name
-            local.parent.mkdir(parents=True, exist_ok=True)
-            s3.download_file(bucket, o["Key"], str(local))
+        from .tiny_model import build_lock
+
+        with build_lock(target):  # another process may be downloading the same model right now
+            record = target / ".codefu_s3.json"
+            if not (record.is_file() and json.loads(record.read_text()) == manifest):
+                _download_model(s3, uri, objects, prefix, target)
+                record.write_text(json.dumps(manifest))
     except (BotoCoreError, ClientError) as exc:
         raise RuntimeError(f"could not download {uri}: {type(exc).__name__}: {exc}. Check the AWS credentials "
                            "(on Studio, the execution role needs s3:ListBucket and s3:GetObject on the bucket) and "
                            "the region") from exc
+    return target
+
+
+def _download_model(s3, uri: str, objects: list[dict], prefix: str, target: Path) -> None:
+    """`objects` (S3 listing entries under `prefix`, or the one archive `uri` names) into `target`, replacing what
+    it held; an archive is unpacked there. Raises when the result has no config.json at its top."""
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    archive = key.endswith((".tar.gz", ".tgz"))
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for o in objects:
+        local = target / o["Key"][len(prefix):] if not archive else target / Path(key).name
+        local.parent.mkdir(parents=True, exist_ok=True)
+        s3.download_file(bucket, o["Key"], str(local))
     if archive:
         import tarfile
 
@@ -806,8 +832,6 @@ def fetch_s3_model(uri: str, cache_dir: str | Path | None = None) -> Path:
         found = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())[:8]
         raise FileNotFoundError(f"{uri} holds no config.json at its top level (found {found}): point at the model "
                                 "folder itself, e.g. s3://BUCKET/PREFIX/output/JOB_NAME/output/model/")
-    record.write_text(json.dumps(manifest))
-    return target
 
 
 def load_model(path: str, device: str = "auto", dtype: str = "auto"):

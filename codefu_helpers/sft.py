@@ -160,12 +160,8 @@ def warm_started_model(base: str, rows: list[dict], raw_dataset: str, steps: int
     """
     import hashlib
     import json
-    import shutil
-    import tempfile
 
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from .tiny_model import resolve_model_path, tiny_cache_root
+    from .tiny_model import build_lock, resolve_model_path, tiny_cache_root
 
     languages = {(r.get("extra_info") or {}).get("language") for r in rows}
     if len(languages) != 1 or None in languages:
@@ -183,6 +179,22 @@ def warm_started_model(base: str, rows: list[dict], raw_dataset: str, steps: int
     target = tiny_cache_root() / f"warm-{hashlib.sha256(key_src.encode()).hexdigest()[:16]}"
     if (target / "warm_start.json").exists():
         return target
+    with build_lock(target):  # another process may be building the same warm start right now
+        if not (target / "warm_start.json").exists():
+            _build_warm_start(target, key_src, resolved, rows, rows_raw, names, language, steps, lr, batch_size, seed,
+                              target_p)
+    return target
+
+
+def _build_warm_start(target: Path, key_src: str, resolved: str, rows: list[dict], rows_raw: list[dict],
+                      names: list[str], language: str, steps: int, lr: float, batch_size: int, seed: int,
+                      target_p: float | None) -> None:
+    import json
+    import shutil
+    import tempfile
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     pairs = sft_pairs(rows, rows_raw, language)
     tokenizer = AutoTokenizer.from_pretrained(resolved)
     if tokenizer.pad_token_id is None:
@@ -191,7 +203,6 @@ def warm_started_model(base: str, rows: list[dict], raw_dataset: str, steps: int
     torch.manual_seed(seed)
     record = supervised_warm_start(model, tokenizer, pairs, steps=steps, lr=lr, batch_size=batch_size, seed=seed,
                                    target_p=target_p)
-    target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".warm-", dir=target.parent))
     staging.chmod(0o755)  # the cache may be shared (a notebook server's users)
     model.save_pretrained(staging)
@@ -202,4 +213,3 @@ def warm_started_model(base: str, rows: list[dict], raw_dataset: str, steps: int
                                                          "reference_p_by_problem": by_problem, **record}))
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
-    return target

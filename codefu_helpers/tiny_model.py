@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "TINY_MAX_POSITIONS",
     "DEFAULT_CORPUS",
     "CHAT_TEMPLATE",
+    "build_lock",
     "build_tiny_model",
     "resolve_model_path",
     "tiny_cache_root",
@@ -69,6 +71,23 @@ _CODE_LANGUAGES = {1, 2, 3}
 def tiny_cache_root() -> Path:
     """Where builds without an explicit output_dir go: $CODEFU_CACHE/tiny-models or ~/.cache/codefu/tiny-models."""
     return Path(os.environ.get("CODEFU_CACHE", Path.home() / ".cache" / "codefu")) / "tiny-models"
+
+
+@contextmanager
+def build_lock(target: Path | str):
+    """Held while `target` (a directory in a model cache) is checked and built: another process building the same
+    directory at the same time (a second notebook, another test worker) waits, then finds it built instead of
+    building it again and swapping it out from under a reader. An advisory lock on a file next to the target."""
+    import fcntl
+
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target.parent / f".{target.name}.lock", os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def training_corpus(corpus_path: Path | str = DEFAULT_CORPUS) -> list[str]:
@@ -205,10 +224,16 @@ def build_tiny_model(
 
     if _recorded_key(target) == key:
         return target
+    with build_lock(target):
+        return _build_locked(target, key, options, corpus_path, seed, vocab_size)
+
+
+def _build_locked(target: Path, key: str, options: dict, corpus_path: Path, seed: int, vocab_size: int) -> Path:
+    if _recorded_key(target) == key:  # built by another process while this one waited for the lock
+        return target
     if target.exists() and any(target.iterdir()) and _recorded_key(target) is None:
         raise FileExistsError(f"{target} exists and is not a tiny-model build; pass an empty or new output_dir")
 
-    target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         tokenizer = _train_tokenizer(training_corpus(corpus_path), vocab_size)
@@ -224,11 +249,7 @@ def build_tiny_model(
         # Build aside, then swap in whole: a reader never sees a half-written directory.
         if target.exists():
             shutil.rmtree(target)
-        try:
-            os.replace(staging, target)
-        except OSError:
-            if _recorded_key(target) != key:  # a concurrent builder won with other inputs: a real conflict
-                raise
+        os.replace(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target

@@ -154,3 +154,35 @@ def test_bad_shapes_are_rejected_with_values(tmp_path):
     with pytest.raises(ValueError, match="hidden_size=100 must be divisible by num_heads=3"):
         build_tiny_model(tmp_path, hidden_size=100, num_heads=3)
     assert DEFAULT_CORPUS.is_file()
+
+
+def test_two_processes_building_the_same_model_at_once_build_it_once(tmp_path):
+    """Two notebooks (or test workers) asking for the same uncached model at the same moment: one builds it, the
+    other waits for it and uses that build; neither swaps the directory out from under the other. Each process
+    reports the inode of the weights file it was handed: without the lock both built, each handed back its own
+    files, and the later one deleted the earlier one's while it was being read."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import os, sys\nfrom transformers import AutoModelForCausalLM\n"
+              "from codefu_helpers.tiny_model import build_tiny_model\n"
+              "sys.stdin.readline()\n"  # both wait here until the test lets them go
+              "path = build_tiny_model(num_layers=1, hidden_size=64, num_heads=1, num_kv_heads=1, "
+              "intermediate_size=128)\n"
+              "inode = os.stat(path / 'model.safetensors').st_ino\n"  # the build this process was given
+              "AutoModelForCausalLM.from_pretrained(path)\n"
+              "print(inode)\n")
+    env = {**os.environ, "CODEFU_CACHE": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    results = [proc.communicate(timeout=600) for proc in procs]
+    for proc, (_, err) in zip(procs, results):
+        assert proc.returncode == 0, err[-2000:]
+    (built,) = (tmp_path / "cache" / "tiny-models").glob("qwen2-*")
+    inodes = {int(out.split()[-1]) for out, _ in results}
+    assert inodes == {os.stat(built / "model.safetensors").st_ino}, "both processes built and one replaced the other"
+    assert [p.name for p in built.parent.iterdir() if p.name.startswith(".") and p.is_dir()] == [], "staging left"
