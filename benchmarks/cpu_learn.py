@@ -9,8 +9,9 @@ training problems before and after GRPO.
 `--notebook` executes notebook 03 at its defaults (papermill, SEED = each seed, a fresh model cache per seed so the
 warm start is timed too) and reports what the notebook itself measured, with the notebook's wall time: that is the
 claim "notebook 03 learns clearly in minutes". Without it, the training CLI runs the config (with `--set`
-overrides) and pass@1 is judged afterwards as notebook 03 judges it: `--eval-samples` samples per problem (16, the
-notebook's EVAL_SAMPLES) with evaluation seed trainer.seed + 12345. The training is the notebook's (tests/test_learning.py
+overrides) and pass@1 is judged afterwards as notebook 03 judges it: `--eval-samples` samples per problem (64, the
+notebook's EVAL_SAMPLES) with evaluation seed trainer.seed + 12345, drawn by the config's rollout engine (one vLLM
+engine on the starting model, then synced to the trained one, as the notebook's trainer engine is). The training is the notebook's (tests/test_learning.py
 checks that the CLI and the notebook's trainer take the same steps), so the two modes report the same pass rates;
 only `--notebook` times the notebook. Both report CPU seconds beside wall seconds: on a shared machine the wall
 time measures the neighbours as much as the run.
@@ -66,6 +67,7 @@ def run_seed(seed: int, data: dict[str, Path], out: Path, overrides: list[str], 
     from codefu_helpers.data import read_verl_parquet
     from codefu_helpers.tracking import read_metrics
     from codefu_helpers.evaluate import pass_rate
+    from codefu_helpers.rollout import build_rollout_engine
     from codefu_helpers.trainer import sampling_params
 
     cmd = [sys.executable, "-m", "codefu_helpers.train", "--config", str(ROOT / "configs" / "cpu_learn.yaml"),
@@ -91,14 +93,23 @@ def run_seed(seed: int, data: dict[str, Path], out: Path, overrides: list[str], 
         result["steps"].append({"step": m["step"], "reward_mean": round(m["reward_mean"], 3),
                                 "pass_rate": round(m["pass_rate"], 3)})
     start, own, children = time.perf_counter(), time.process_time(), children_cpu()
+    engine = None  # the config's rollout engine, as notebook 03 evaluates with the trainer's: one vLLM engine, synced
     for name, path in (("before", record["start_model"]), ("after", out / "model")):
         model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
-        measured = pass_rate(model, tokenizer, rows, eval_samples, params)
+        if engine is not None and engine.backend == "vllm":
+            engine.sync_weights(model)
+        else:
+            engine = build_rollout_engine(cfg.rollout, model, tokenizer, seed=cfg.trainer.seed,
+                                          max_model_len=cfg.data.max_prompt_length + cfg.data.max_response_length)
+        measured = pass_rate(model, tokenizer, rows, eval_samples, params, engine=engine)
         if measured["judge_errors"]:
             raise SystemExit(f"seed {seed}: {measured['judge_errors']} judge errors evaluating {name}")
         result[name] = round(measured["pass_rate"], 4)
         result[f"{name}_solved"] = f"{measured['solved_samples']} of {measured['samples']}"
         result[f"{name}_by_problem"] = {k: round(v, 4) for k, v in measured["by_problem"].items()}
+    if engine.backend == "vllm":
+        engine.close()
+    result["eval_engine"] = engine.backend
     result["eval_seconds"] = round(time.perf_counter() - start, 1)
     result["eval_cpu_seconds"] = round(time.process_time() - own + children_cpu() - children, 1)  # with the judge's
     result["gain"] = round(result["after"] - result["before"], 4)
@@ -148,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--notebook", action="store_true",
                         help="execute notebook 03 at its defaults per seed (its own evaluation and timing)")
-    parser.add_argument("--eval-samples", type=int, default=16, help="samples per problem for pass@1 (the test's)")
+    parser.add_argument("--eval-samples", type=int, default=64,
+                        help="samples per problem for pass@1 (notebook 03's EVAL_SAMPLES)")
     parser.add_argument("--set", dest="overrides", nargs="*", default=[], metavar="KEY=VALUE",
                         help="config overrides for every seed")
     parser.add_argument("--json", help="write the results here")

@@ -21,13 +21,15 @@ def test_data_filter_benchmark_methods_keep_the_same_rows(tmp_path):
 
 def test_cpu_learn_benchmark_reports_what_its_runs_measured(tmp_path):
     """One GRPO step, one evaluation sample per problem: the logged numbers against the kept run's own files and a
-    direct pass@1 of the same models with the same settings."""
+    direct pass@1 of the same models with the same settings, each sampled by an engine of its own (the benchmark
+    evaluates both models with one vLLM engine, synced in between)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from codefu_helpers.config import ExperimentConfig
     from codefu_helpers.data import read_verl_parquet
     from codefu_helpers.tracking import read_metrics
     from codefu_helpers.evaluate import pass_rate
+    from codefu_helpers.rollout import build_rollout_engine
     from codefu_helpers.trainer import sampling_params
 
     out, work = tmp_path / "learn.json", tmp_path / "work"
@@ -44,9 +46,15 @@ def test_cpu_learn_benchmark_reports_what_its_runs_measured(tmp_path):
     record = json.loads((run / "model" / "codefu_training.json").read_text())
     rows = [row for row in read_verl_parquet(work / "data" / "train.parquet")
             if row["reward_model"]["ground_truth"]["name"] in set(record["train_problems"])]
+    assert r["eval_engine"] == cfg.rollout.backend == "vllm"  # the config's engine, as notebook 03 evaluates
     for name, path in (("before", record["start_model"]), ("after", run / "model")):
         model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
-        direct = pass_rate(model, tokenizer, rows, 1, sampling_params(cfg, seed=0 + 12345))  # notebook 03's
+        engine = build_rollout_engine(cfg.rollout, model, tokenizer, seed=0,  # a fresh one per model
+                                      max_model_len=cfg.data.max_prompt_length + cfg.data.max_response_length)
+        try:
+            direct = pass_rate(model, tokenizer, rows, 1, sampling_params(cfg, seed=0 + 12345), engine=engine)
+        finally:
+            engine.close()
         assert r[name] == round(direct["pass_rate"], 4), name
         assert r[f"{name}_solved"] == f"{direct['solved_samples']} of 8", name
     assert r["gain"] == round(r["after"] - r["before"], 4)
