@@ -74,8 +74,11 @@ lab: $(SETUP)
 	$(VENV)/bin/jupyter lab --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) --notebook-dir=notebooks \
 		--MappingKernelManager.default_kernel_name=$(KERNEL) $(if $(filter 0,$(shell id -u)),--allow-root,)
 
+# The suite in TEST_WORKERS pytest-xdist processes (2: the CI machine's cores), each taking whole test files so that a
+# file's fixtures are built once; tests/conftest.py orders the longest files first. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: $(SETUP) verl-env
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-fast: $(SETUP)
 	$(PY) -m pytest tests -m "not slow and not notebook"
