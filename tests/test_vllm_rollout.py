@@ -109,6 +109,32 @@ def test_sync_after_each_optimizer_step_stays_exact_and_a_missed_sync_is_caught(
     assert max_diff(model, tokenizer, engine.generate(PROMPTS, 2, params), 1.0) < EXACT
 
 
+def test_a_sync_does_not_warn_about_the_rotary_table_but_other_layers_still_warn(engine, policy):
+    """vLLM's reload warned "RotaryEmbedding: Failed to load weights" on every sync (its cos/sin table is computed,
+    never saved); that notice alone is dropped: the same warning for a layer with real weights must still show."""
+    import logging
+
+    from codefu_helpers.rollout.vllm import RELOAD_LOGGER
+
+    class Keep(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.DEBUG)
+            self.messages = []
+
+        def emit(self, record):
+            self.messages.append(record.getMessage())
+
+    logger, keep = logging.getLogger(RELOAD_LOGGER), Keep()
+    logger.addHandler(keep)
+    try:
+        engine.sync_weights(policy[0])
+        assert not [m for m in keep.messages if "Failed to load weights" in m], keep.messages
+        logger.warning("%s: Failed to load weights", "QKVParallelLinear")
+        assert keep.messages[-1:] == ["QKVParallelLinear: Failed to load weights"]
+    finally:
+        logger.removeHandler(keep)
+
+
 def test_prompts_without_room_are_skipped_and_counted_not_fatal(engine):
     long = [{"role": "user", "content": "word " * 800}]  # far over MAX_MODEL_LEN tokens
     groups = engine.generate([PROMPTS[0], long, PROMPTS[1]], 2, SamplingParams(max_new_tokens=8))

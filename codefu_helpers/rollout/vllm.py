@@ -46,6 +46,7 @@ caller's explicit choice (`rollout.fallback: hf` in `build_rollout_engine`).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -64,6 +65,26 @@ VLLM_INSTALL_HINT = ("install it: GPU `pip install vllm` (with its CUDA torch), 
 
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.5  # share of the device for weights + KV cache; the trainer needs the rest
 DEFAULT_CPU_KV_CACHE_GB = 1.0  # ~44k cached tokens of Qwen2.5-0.5B in float32 (24 layers x 2 KV heads x 64)
+
+
+# vLLM's layer-wise reload warns "<layer>: Failed to load weights" for every layer that holds tensors the
+# checkpoint does not carry, then puts that layer's own tensors back. A rotary embedding's only tensor is its
+# cos/sin table, computed from the config and never saved, so each sync warned once per step for nothing (the
+# engine's log-probs still match the trainer's: tests/test_vllm_rollout.py). Only that notice is dropped; the same
+# warning for any other layer still shows, since there it means weights did not arrive.
+RELOAD_LOGGER = "vllm.model_executor.model_loader.reload.layerwise"
+
+
+class _RotaryReloadNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.msg == "%s: Failed to load weights" and isinstance(record.args, tuple)
+                    and str(record.args[0]).endswith("RotaryEmbedding"))
+
+
+def _quiet_rotary_reload_notice() -> None:
+    logger = logging.getLogger(RELOAD_LOGGER)
+    if not any(isinstance(f, _RotaryReloadNotice) for f in logger.filters):
+        logger.addFilter(_RotaryReloadNotice())
 
 
 class EngineStartError(RuntimeError):
@@ -154,6 +175,7 @@ class VLLMRollout:
             raise EngineStartError(f"rollout.backend=vllm but the vllm package cannot be imported ({exc}); "
                                    + VLLM_INSTALL_HINT) from exc
         self._vllm = vllm
+        _quiet_rotary_reload_notice()
         args = dict(model=model_dir, tokenizer=model_dir, dtype=str(dtype).removeprefix("torch."),
                     load_format=load_format, max_model_len=max_model_len, seed=seed,
                     tensor_parallel_size=tensor_parallel_size,
