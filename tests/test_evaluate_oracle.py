@@ -7,6 +7,7 @@ with right and wrong programs, a real tiny model runs through `evaluate_model` t
 CLI runs an oracle and a model with a comparison.
 """
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -129,6 +130,29 @@ def test_usaco_and_livecodebench_files_are_judged(judge, tmp_path):
     wrong = evaluate_references(problems, "incorrect", CFG, judge=judge, progress=False)
     assert not wrong.summary["verdict_agreement"]["mismatches"], wrong.summary["verdict_agreement"]
     assert set(wrong.summary["by_tier"]) == {"bronze", "silver", "easy", "medium"}
+
+
+def test_livecodebench_functional_semantics(judge, tmp_path):
+    """LiveCodeBench's functional answers go through JSON and compare exactly, as before the checks moved out of
+    the program's process: a tuple answers as a list, 3.0 equals 3, floats have no tolerance. What changed: an
+    answer JSON cannot hold (a set, an object of the program's own class) is a wrong answer, where the program's
+    own process used to raise on it (RE)."""
+    _, functional = load_livecodebench(write_livecodebench(tmp_path / "lcb.jsonl"))
+    functional = dataclasses.replace(functional, functional_tests=(("1\n2", "3"), ("[1]\n2", "[1, 2]"),
+                                                                   ("0.5\n0.25", "0.75")))
+    cases = {
+        "return tuple(a + [b]) if isinstance(a, list) else float(a + b)": "OK",
+        "return a + [b] if isinstance(a, list) else a + b": "OK",
+        "return a + [b] if isinstance(a, list) else a + b + 1e-12": "WA",  # no tolerance
+        "return [b] + a if isinstance(a, list) else a + b": "WA",
+        "return {b} if isinstance(a, list) else a + b": "WA",  # a set: plain data, but not JSON
+        "return type('Mine', (), {})() if isinstance(a, list) else a + b": "WA",  # not plain data
+        "raise ValueError('no')": "RE",
+    }
+    for body, verdict in cases.items():
+        code = f"class Solution:\n    def add(self, a, b):\n        {body}\n"
+        judged = judge_response(judge, functional, f"```python\n{code}```")
+        assert judged.verdict == verdict, (body, judged)
 
 
 @pytest.mark.slow

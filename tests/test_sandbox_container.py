@@ -241,6 +241,9 @@ def test_each_worker_runs_programs_as_its_own_uid_in_a_directory_it_cannot_write
         assert judge.isolation == "container" and judge.info()["landlock"] == host_landlock_abi()
         uids = {w.uid for w in judge._workers}
         assert len(uids) == 2 and 0 not in uids
+        # a uid of its own for programs, one for the compiler, one for a harness's checks: none shared, none root
+        every = [uid for w in judge._workers for uid in (w.uid, w.compile_uid, w.checker_uid)]
+        assert len(set(every)) == 6 and 0 not in every
         # enough samples at once that both workers take some
         results = judge.run_many([{"language": "python", "source": _WHOAMI + f"# {i}\n", "tests": [("", "")],
                                    "time_limit": 1.0, "memory_limit_bytes": 64 << 20} for i in range(8)])
@@ -255,7 +258,8 @@ def test_each_worker_runs_programs_as_its_own_uid_in_a_directory_it_cannot_write
         assert seen == uids
         for worker in judge._workers:  # the compiler's build directory: the slot's own, private and empty
             assert os.listdir(worker.slot_dir) == [] and os.stat(worker.slot_dir).st_mode & 0o777 == 0o700
-            assert os.stat(worker.slot_dir).st_uid == worker.uid
+            assert os.stat(worker.slot_dir).st_uid == worker.compile_uid  # the compiler's, not the programs'
+
         assert os.listdir(judge._run_dir) == []
 
 

@@ -33,13 +33,14 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
 from codefu_helpers.sandbox import Judge
-from codefu_helpers.sandbox.probes import (DAEMON_NAME, INTEGRITY_PROBES, PROBES, SECRET_ENV, _host_processes_named,
-                                           run_escape_probes)
+from codefu_helpers.sandbox.probes import (DAEMON_NAME, INSPECT_NAME, INTEGRITY_PROBES, PROBES, SECRET_ENV,
+                                           _host_processes_named, _judge_mappings, run_escape_probes)
 from test_sandbox_container import run_docker_like
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,12 +88,58 @@ def _as_nobody(script: str, kwargs: dict) -> dict:
         shutil.rmtree(home, ignore_errors=True)
 
 
+class _Inspector(threading.Thread):
+    """Looks, from the host, at every program that names itself INSPECT_NAME while it waits (the "nothing of the
+    judge in a program" probes): its descriptors and its shared mappings, as /proc shows them to root outside any
+    sandbox -- the evidence for the tiers where the program itself may not read /proc."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.seen: dict[int, dict] = {}
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            for pid in _host_processes_named(INSPECT_NAME):
+                if pid in self.seen:
+                    continue
+                try:
+                    fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+                    with open(f"/proc/{pid}/maps") as fh:
+                        shared = [f[1] + ":" + (f[5] if len(f) > 5 else "anonymous") for f in map(str.split, fh)
+                                  if f[1][3] == "s"]
+                    self.seen[pid] = {"exe": os.readlink(f"/proc/{pid}/exe"), "fds": fds, "shared": shared}
+                except OSError:  # gone before the look was complete: the next one is taken
+                    pass
+            self.done.wait(0.1)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.join()
+
+
 @pytest.fixture(scope="module", params=TIERS)
 def battery(request):
     """{"tier", "isolation", "mode", "info", "verdicts", "rows": {probe: row}} of one tier's battery."""
     tier = request.param
     if tier in ("container", "docker-like", "no-landlock") and os.geteuid() != 0:
         pytest.skip("the container tier runs as root (as SageMaker jobs do)")
+    with _Inspector() as inspector:
+        out = _battery(tier)
+    out["inspected"] = list(inspector.seen.values())
+    out["tier"] = tier
+    if os.environ.get("CODEFU_PROBE_TABLE"):  # the tier x probe table of benchmarks/RESULTS.md, written when asked
+        Path(os.environ["CODEFU_PROBE_TABLE"]).mkdir(parents=True, exist_ok=True)
+        (Path(os.environ["CODEFU_PROBE_TABLE"]) / f"{tier}.json").write_text(json.dumps(out, indent=1, default=str))
+    out["rows"] = {row["probe"]: row for row in out["rows"]}
+    return out
+
+
+def _battery(tier: str) -> dict:
     if tier == "userns":
         out = _as_nobody(_BATTERY, {"isolation": "bwrap"})
     elif tier == "docker-like":
@@ -112,11 +159,6 @@ def battery(request):
                 os.environ.pop(SECRET_ENV, None)
             else:
                 os.environ[SECRET_ENV] = previous
-    out["tier"] = tier
-    if os.environ.get("CODEFU_PROBE_TABLE"):  # the tier x probe table of benchmarks/RESULTS.md, written when asked
-        Path(os.environ["CODEFU_PROBE_TABLE"]).mkdir(parents=True, exist_ok=True)
-        (Path(os.environ["CODEFU_PROBE_TABLE"]) / f"{tier}.json").write_text(json.dumps(out, indent=1, default=str))
-    out["rows"] = {row["probe"]: row for row in out["rows"]}
     return out
 
 
@@ -140,6 +182,26 @@ def test_probe_is_contained(battery, name):
         assert not row["contained"] and "EXPOSED, as accepted" in row["evidence"], row  # the accepted exposure
         return
     assert row["contained"], row
+
+
+@pytest.mark.slow
+def test_no_judge_error_in_the_battery(battery):
+    """No program of the battery, attack or not, made the judge fail: every run got a verdict."""
+    assert {name: row["judge_errors"] for name, row in battery["rows"].items() if row["judge_errors"]} == {}
+
+
+@pytest.mark.slow
+def test_nothing_of_the_judge_seen_from_the_host(battery):
+    """Seen from the host while they ran, the inspect probes held descriptors 0-2 only -- their own stdin and stdout
+    memfds and the stderr pipe -- and no shared mapping of the judge's, in Python and in C++."""
+    seen = battery["inspected"]
+    assert sum("python" in s["exe"] for s in seen) >= 2 and sum("python" not in s["exe"] for s in seen) >= 2, seen
+    for s in seen:
+        fds = {int(fd): link for fd, link in s["fds"].items()}
+        assert sorted(fds) == [0, 1, 2], s
+        assert fds[0].startswith("/memfd:stdin") and fds[1].startswith("/memfd:stdout"), s
+        assert fds[2].startswith("pipe:"), s
+        assert _judge_mappings(",".join(s["shared"])) == [], s
 
 
 def test_the_checks_catch_attacks_that_work_without_isolation():

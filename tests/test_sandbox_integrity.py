@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,39 @@ def test_rays_temp_directories_sit_behind_a_private_one(tmp_path):
     parent.mkdir(mode=0o777)
     private_directory(parent)  # what start() does first
     assert parent.stat().st_mode & 0o777 == 0o700
+
+
+_MAIN_THREAD_GONE = textwrap.dedent("""
+    import ctypes, os, threading, time
+    threading.Thread(target=time.sleep, args=(60,)).start()
+    print(os.getpid(), flush=True)
+    ctypes.CDLL(None).syscall({exit_nr}, 0)  # exit: the main thread only; the sleeping one lives on
+""")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starts a process as another uid, as the container tier does")
+def test_the_clean_up_sees_a_process_whose_main_thread_has_exited():
+    """/proc/PID/stat says Z for a process whose main thread exited while another thread runs: it is alive all the
+    same. The clean-up's scan finds it, kills it, and returns only once no task of it is left."""
+    from codefu_helpers.sandbox._server import processes_of_uids
+    from codefu_helpers.sandbox.isolation import kill_processes_of_uids
+
+    uid = 64_999  # a uid no one uses here (the judge's own start far from it)
+    exit_nr = {"x86_64": 60, "aarch64": 93}[os.uname().machine]
+    proc = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "/usr/bin/python3",
+                             "-c", _MAIN_THREAD_GONE.format(exit_nr=exit_nr)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())
+        for _ in range(100):  # until the main thread is gone
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state == "Z":
+                break
+            time.sleep(0.02)
+        assert state == "Z" and len(os.listdir(f"/proc/{pid}/task")) == 2  # a "zombie" with a live thread
+        assert pid in processes_of_uids({uid})
+        assert kill_processes_of_uids([uid]) == []
+        assert processes_of_uids({uid}) == {}
+        assert proc.wait(timeout=10) == -9
+    finally:
+        proc.kill()
+        proc.wait()

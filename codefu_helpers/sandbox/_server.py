@@ -152,24 +152,35 @@ def drop_all_capabilities():
 # ---------------------------------------------------------------------------------------------------------
 # seccomp: a deny list on top of the namespaces (bwrap tier) or standing in for them (container tier). It removes
 # the kernel interfaces that sandbox escapes usually go through (new namespaces, mounts, ptrace, keyrings, bpf,
-# io_uring, modules), the SysV / POSIX IPC objects that would otherwise outlive a run, and every way a socket
-# could reach something: only AF_UNIX sockets can be created, and none of them can connect, bind, listen or send
-# to an address, which leaves socketpair(). No contest solution needs any of it.
+# io_uring, modules), the SysV / POSIX IPC objects that would otherwise outlive a run, and sockets of every kind
+# (socket() and socketpair() are refused, so nothing can reach a network or another process's socket). No contest
+# solution needs any of it.
 #
-# Plus memfd_create: a memfd holds memory outside every limit of a process, and no solution needs one.
+# Memory outside the address space. A program's RLIMIT_AS bounds what it maps; what the kernel holds for it
+# elsewhere is bounded here: memfd_create and memfd_secret are refused (a memfd holds memory outside every limit),
+# so are vmsplice (a pipe holding references to pages the program then unmaps, huge pages included) and
+# fcntl(F_SETPIPE_SZ) (a pipe grown to 1 MiB): with at most PROGRAM_NOFILE descriptors a program keeps at most
+# PROGRAM_NOFILE / 2 pipes of 16 pages each (2 MiB with 4 KiB pages) outside its limit. Its stdin is a
+# descriptor it may only read and its stdout one it may only write, of memfds whose modes (0400, 0200, the
+# judge's uid) let it open them no other way, so neither can be used as storage.
+#
+# Scheduling. setsid and setpgid are refused: a program stays in its server's session, and so in the worker's
+# autogroup, whose CPU share it cannot multiply.
 #
 # New processes. A program must not start one: a child would run outside its CPU timer and memory limit. The
 # compiler may (g++ runs cc1plus and as, and waits for them). Attaching a filter per run to tell the two apart
 # costs the kernel some 0.3 ms -- a tenth of a Python test -- so in the root and container modes no run attaches
 # one: the server forks a *referee* and takes out a seccomp user notification for it: the server (the zygote to
 # be) attaches, once, a notifier that hands every fork, vfork and clone without CLONE_THREAD to the referee, and
-# then the deny list ("base", EPERM). The referee lets a fork proceed when the caller is the zygote or a sample
-# process (root) or the run in progress is a compile, and answers EPERM otherwise. Threads never reach it. Every
-# run inherits both filters. In "userns" mode the server must create namespaces for each run,
-# which the deny list refuses, so there each run attaches one whole filter itself, as the judge always did:
-# "program" (base + no new process) or "base" for the compiler. "no_writes" (the container tier without
-# Landlock) is attached by each program run on top: no open for writing, no call that creates, removes or renames
-# a file or changes its owner, mode or times.
+# then the deny list ("base", EPERM). The referee lets a fork proceed when the caller's real uid is root (the
+# zygote, a sample process) or the slot's compile uid (the compiler runs as a uid of its own), and answers EPERM
+# otherwise: programs and harness checkers run as other uids. The decision rests on what the kernel says of the
+# caller, never on memory a program could share or write. Threads never reach it. Every run inherits both
+# filters. In "userns" mode the server must create namespaces for each run, which the deny list refuses, so
+# there each run attaches one whole filter itself: "program" (base + no new process + no chmod of the judge's
+# memfds, which the program's uid owns there) or "base" for the compiler. "no_writes" (the container tier without
+# Landlock) is attached by each program run on top: no open for writing, no call that creates, removes or
+# renames a file or changes its owner, mode or times.
 #
 # The filters are written by libseccomp through its own Python bindings (Debian's python3-seccomp, importable by
 # /usr/bin/python3, installed by scripts/setup_system.sh): it resolves the names for this machine, compares
@@ -187,15 +198,17 @@ DENIED_SYSCALLS = (
     "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "open_by_handle_at", "name_to_handle_at",
     "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd",
     "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
-    "connect", "bind", "listen", "sendmsg", "sendmmsg",
+    "connect", "bind", "listen", "sendmsg", "sendmmsg", "socket", "socketpair",
+    "setsid", "setpgid",
 )
-MEMORY_DENIED = ("memfd_create", "memfd_secret")
+MEMORY_DENIED = ("memfd_create", "memfd_secret", "vmsplice")
+F_SETPIPE_SZ = 1031
+MODE_CHANGES = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat")
 PROCESS_CALLS = ("fork", "vfork")  # + clone without CLONE_THREAD
 FILE_WRITE_DENIED = ("creat", "mkdir", "mkdirat", "mknod", "mknodat", "link", "linkat", "symlink", "symlinkat",
                      "unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "truncate", "chmod",
                      "fchmodat", "fchmodat2", "chown", "lchown", "fchownat", "utime", "utimes", "utimensat",
                      "futimesat", "setxattr", "lsetxattr", "removexattr", "lremovexattr")
-AF_UNIX = 1
 CLONE_NEW_FLAGS = (CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWUTS, CLONE_NEWNET, CLONE_NEWCGROUP)
 _CLONE_FLAGS_ARG = {"s390": 1, "s390x": 1}  # clone(flags, ...) everywhere but s390, where the stack comes first
 FILTER_ROLES = ("base", "program", "no_writes", "notifier")
@@ -271,17 +284,15 @@ def _filter(role, unknown):
             _add(filt, eperm, name, unknown)
         return filt
     filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
-    for name in DENIED_SYSCALLS + MEMORY_DENIED + (PROCESS_CALLS if role == "program" else ()):
+    for name in DENIED_SYSCALLS + MEMORY_DENIED + ((PROCESS_CALLS + MODE_CHANGES) if role == "program" else ()):
         _add(filt, eperm, name, unknown)
+    filt.add_rule(eperm, "fcntl", seccomp.Arg(1, seccomp.EQ, F_SETPIPE_SZ))
     for flag in CLONE_NEW_FLAGS:  # rules for one syscall are alternatives: any namespace flag -> EPERM
         filt.add_rule(eperm, "clone", seccomp.Arg(clone_arg, seccomp.MASKED_EQ, flag, flag))
     if role == "program":  # a new process, not a thread: it would run outside the program's timer and limits
         filt.add_rule(eperm, "clone", seccomp.Arg(clone_arg, seccomp.MASKED_EQ, CLONE_THREAD, 0))
     filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # its flags sit in memory, out of a filter's reach:
     # ENOSYS makes the C library fall back to clone, which is checked above
-    for name in ("socket", "socketpair"):
-        filt.add_rule(eperm, name, seccomp.Arg(0, seccomp.NE, AF_UNIX))
-    filt.add_rule(eperm, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # send() is sendto(..., NULL, 0): allowed
     return filt
 
 
@@ -607,7 +618,11 @@ def _killpg(pgid):
 
 
 def processes_of_uids(uids):
-    """{pid: start time} of the live processes (zombies are dead already) whose real uid is in `uids`, from /proc."""
+    """{pid: start time} of the live processes whose real uid is in `uids`, from /proc.
+
+    A process is alive while any of its threads is: one whose main thread has exited while another thread runs
+    shows its main thread's state, Z, in /proc/PID/stat, and is found here all the same (its other threads are
+    listed under /proc/PID/task). A process that is only a zombie is dead already."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -621,9 +636,10 @@ def processes_of_uids(uids):
                 continue
             with open(f"/proc/{entry}/stat", "rb") as fh:
                 stat_fields = fh.read(4096).rsplit(b")", 1)[1].split()
+            alive = stat_fields[0] not in (b"Z", b"X") or len(os.listdir(f"/proc/{entry}/task")) > 1
         except OSError:  # gone meanwhile
             continue
-        if stat_fields[0] not in (b"Z", b"X"):
+        if alive:
             found[int(entry)] = int(stat_fields[19])  # start time: tells a reused pid from the one we saw
     return found
 
@@ -858,7 +874,13 @@ class Server:
         self.mode = config["mode"]
         if self.mode not in ("root", "userns", "container", "none"):
             raise ValueError(f"unknown mode {self.mode!r}")
+        # root and container modes: the slot's uids (each its own group too): programs run as `uid`, the compiler
+        # as `compile_uid` (the only one besides root whose forks the referee allows), a harness's checker as
+        # `checker_uid` (so that the program it questions cannot signal or inspect it)
         self.uid, self.gid = config.get("uid"), config.get("gid")
+        self.compile_uid = config.get("compile_uid", self.uid)
+        self.checker_uid = config.get("checker_uid", self.uid)
+        self.slot_uids = {self.uid, self.compile_uid, self.checker_uid}
         self.tmp_size = int(config.get("tmp_size", 256 << 20))
         self.scratch = config.get("scratch", "/tmp")   # container: the slot's build directory; none: a temp root
         self.run_dir = config.get("run_dir", "/tmp")   # container: programs' (empty, root-owned) working directory
@@ -879,12 +901,15 @@ class Server:
             self.filters, self.seccomp_unknown = seccomp_programs()
         self.attachers = {}      # per role the filter a run attaches itself
         self.referee = None      # root and container modes: the pid of the process that referees forks
-        self.compiling = None    # ... and the page shared with it: byte 0 set while a compile runs, bytes 4-7
-        #                            the current sample process's pid
         self.source, self.compiled = None, None  # a sample process: its program, compiled once
         self.stderr_used = False  # the last run wrote to stderr: its memfds need emptying
-        # memfds every run reuses (emptied first): its stdin, the Python source, stdout, the two halves of stderr
-        self.memfds = {name: _memfd(name) for name in ("stdin", "source", "stdout", "stderr", "stderr2")}
+        # memfds every run reuses (emptied first): its stdin and stdout, the Python source, a harness's checks, the
+        # two halves of stderr (the program writes a pipe the server drains into them). A program holds none of
+        # these descriptors: it gets its own, read-only for stdin and write-only for stdout, and their modes
+        # (0400 and 0200, of the judge's uid) let no program open them again otherwise through /proc (see _Run).
+        self.memfds = {name: _memfd(name) for name in ("stdin", "stdout", "source", "check", "stderr", "stderr2")}
+        os.fchmod(self.memfds["stdin"], 0o400)
+        os.fchmod(self.memfds["stdout"], 0o200)
         os.environ.clear()  # what a Python program sees; an exec'd one gets its own
         os.environ.update(SANDBOX_ENV, HOME=self.program_dir(), TMPDIR=self.program_dir())
         for sig in (signal.SIGPROF, signal.SIGXCPU, signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGHUP):
@@ -927,8 +952,9 @@ class Server:
         if os.geteuid() != 0:
             raise RuntimeError(f"container mode runs programs as the slot's uid {self.uid} and needs root to do so "
                                f"(running as uid {os.geteuid()})")
-        if not self.uid or not self.gid:
-            raise RuntimeError(f"container mode needs a non-root uid and gid per slot, got {self.uid}/{self.gid}")
+        if not all(self.slot_uids) or not self.gid or len(self.slot_uids) != 3:
+            raise RuntimeError(f"container mode needs three distinct non-root uids per slot (programs, compiler, "
+                               f"checker), got {self.uid}/{self.compile_uid}/{self.checker_uid}")
         if not self.filters:
             raise RuntimeError("container mode needs the seccomp filter (Judge(seccomp=True)): without namespaces it "
                                "is what keeps programs off the network")
@@ -954,15 +980,14 @@ class Server:
 
     def _start_referee(self):
         """Forks the referee (before any filter: its own forks must not need it), attaches the fork notifier and
-        hands the referee the notifier's descriptor."""
-        import mmap
-        self.compiling = mmap.mmap(-1, 8)  # MAP_SHARED: the referee sees what this process writes
+        hands the referee the notifier's descriptor. Nothing is shared with it afterwards: it decides from the
+        caller's uid, which it reads from the kernel."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:
             theirs.close()
             try:
-                _referee(mine, self.compiling)
+                _referee(mine, {0, self.compile_uid})
             finally:
                 os._exit(1)
         mine.close()
@@ -1004,8 +1029,6 @@ class Server:
                     self._serve_sample(handoff_w, first)
                 finally:
                     os._exit(1)
-            if self.compiling is not None:  # the referee then lets it fork without looking it up
-                struct.pack_into("<I", self.compiling, 4, pid)
             os.waitpid(pid, 0)
             try:
                 handed = os.read(handoff_r, 1 << 20)
@@ -1102,7 +1125,8 @@ class Server:
             self._kill_slot_processes()
 
     def _kill_slot_processes(self):
-        """Root and container modes: kills every process of the slot's uid and reaps it; returns when none is left.
+        """Root and container modes: kills every process of the slot's uids and reaps it; returns when none is left,
+        raises RuntimeError when some survive 10 s (the run's program is charged with it: see _Run._run_direct).
 
         This server is a child subreaper, so whatever a run started (double forks and setsid included) stays its
         descendant and, once its parent dies, becomes its child: no child left to wait for means no process of
@@ -1112,15 +1136,15 @@ class Server:
         deadline = time.monotonic() + 10.0
         while _reap_children():  # the killed ones, as they die (their orphans become our children)
             if time.monotonic() > deadline:
-                raise RuntimeError(f"processes of uid {self.uid} survived SIGKILL for 10 s")
-            if not stop_then_kill({self.uid}, deadline):  # again if one slipped through (one it had stopped
+                raise RuntimeError(f"processes of uids {sorted(self.slot_uids)} survived SIGKILL for 10 s")
+            if not stop_then_kill(self.slot_uids, deadline):  # again if one slipped through (one it had stopped
                 time.sleep(0.0005)                         # may have been sent SIGCONT by one it had not yet)
 
     def _kill_leftovers(self):
-        """At start-up: kills processes of the slot's uid that are not ours (an earlier server of this slot died
+        """At start-up: kills processes of the slot's uids that are not ours (an earlier server of this slot died
         with a run in progress), until none is left alive."""
         deadline = time.monotonic() + 10.0
-        while stop_then_kill({self.uid}, deadline):
+        while stop_then_kill(self.slot_uids, deadline):
             time.sleep(0.001)  # until a scan finds none: SIGKILL takes a moment
 
     def clean_up(self, files_dir, compile_run):
@@ -1147,22 +1171,36 @@ class Server:
 
 
 class _Run:
-    """One program run: its descriptors (input, source, output, the compiler's files), the fork, the wait, the
-    reply. Made before the request's blobs are read, so that they go straight where they belong."""
+    """One program run: its descriptors (input, source, output, the compiler's files, a harness's channel), the
+    fork(s), the wait, the reply. Made before the request's blobs are read, so that they go straight where they
+    belong.
+
+    Descriptors. `fds` holds what the run's processes get, `owned` everything of this run alone (closed with it).
+    The program gets open file descriptions of its own of the server's stdin and stdout memfds, stdin read-only and
+    stdout write-only, and their modes (0400 and 0200 of the judge's uid; chmod refused) let it open neither
+    otherwise through /proc/self/fd: no flag a program sets reaches the server's descriptors, it cannot write its
+    input, and it cannot read back what it wrote, so neither memfd serves as storage. A harness run (kind
+    "harness") has two processes: the
+    *candidate* (the program: its code, then its function answering calls) and the *checker* (the checks, which
+    call it through a pipe pair and compare), each with descriptors of its own (see `_checker`)."""
 
     def __init__(self, server, req):
         self.server, self.req = server, req
         self.kind, self.compile_run = req["kind"], bool(req.get("compile"))
         self.files_dir = None  # where the server writes the compiler's files (all but userns mode)
         self.stderr = None
-        memfds = server.memfds
-        # name -> descriptor, for the child; the memfds are the server's own, emptied for this run
-        self.fds = {"stdin": _empty(memfds["stdin"]), "stdout": _empty(memfds["stdout"])}
-        self.targets = {0: self.fds["stdin"]}  # blob index -> where it goes
-        if self.kind in ("python", "python_compile"):
-            self.fds["source"] = self.targets[1] = _empty(memfds["source"])
         self.owned = []  # descriptors of this run alone, closed with it
+        self.fds = {}  # name -> descriptor, for the program (and the userns monitor)
+        self.checker_fds = {}  # harness: the checker's
+        memfds = server.memfds
         try:
+            self.stdin, self.stdout = _empty(memfds["stdin"]), _empty(memfds["stdout"])
+            self.fds["stdout"] = self._keep(os.open(f"/proc/self/fd/{self.stdout}", os.O_WRONLY | os.O_CLOEXEC))
+            self.targets = {0: self.stdin}  # blob index -> where it goes
+            if self.kind in ("python", "python_compile", "harness"):
+                self.source = self.targets[1] = _empty(memfds["source"])
+            if self.kind == "harness":
+                self.checker_fds["check"] = self.targets[2] = _empty(memfds["check"])
             self.workdir = server.program_dir()
             if self.compile_run:
                 self._prepare_compile()
@@ -1177,9 +1215,12 @@ class _Run:
             self.close()
             raise
 
-    def _own(self, name, fd):
+    def _keep(self, fd):
         self.owned.append(fd)
-        self.fds[name] = fd
+        return fd
+
+    def _own(self, name, fd):
+        self.fds[name] = self._keep(fd)
         return fd
 
     def _prepare_compile(self):
@@ -1193,7 +1234,7 @@ class _Run:
             return
         if server.mode == "root":
             os.mkdir("/tmp/build", 0o700)
-            os.chown("/tmp/build", server.uid, server.gid)
+            os.chown("/tmp/build", server.compile_uid, server.compile_uid)
             self.files_dir = "/tmp/build"
         elif server.mode == "container":
             self.files_dir = server.scratch
@@ -1209,26 +1250,26 @@ class _Run:
 
     def execute(self):
         server, req = self.server, self.req
-        for name in ("stdin", "source"):
-            if name in self.fds:
-                os.lseek(self.fds[name], 0, os.SEEK_SET)
+        # the input is in: the program's descriptor of it is a read-only one of its own, at offset 0
+        self.fds["stdin"] = self._keep(os.open(f"/proc/self/fd/{self.stdin}", os.O_RDONLY | os.O_CLOEXEC))
         self.program = (None, None)  # (source, compiled code) for a Python run
-        if self.kind == "python":
-            self.program = server.code(self.fds["source"])
+        if self.kind in ("python", "harness"):
+            self.program = server.code(self.source)
         elif self.kind == "python_compile":  # the syntax check: compiled by the sandboxed child only
-            self.program = (os.pread(self.fds["source"], _size(self.fds["source"]), 0), None)
+            self.program = (os.pread(self.source, _size(self.source), 0), None)
         for name in [n for n in self.fds if n.startswith("file:") and server.mode != "userns"]:
             fd = self.fds.pop(name)  # written: the compiler opens it by name
             self.owned.remove(fd)
             os.close(fd)
+        if self.kind == "harness":
+            self._harness_channel()
         if server.mode == "userns":
             report = self._run_in_pid_namespace()
         else:
             report = self._run_direct()
         server.stderr_used = self.stderr.total > 0
-        stdout_fd = self.fds["stdout"]
-        stdout_size = _size(stdout_fd)
-        blobs = [[(stdout_fd, 0, min(stdout_size, int(req["stdout_limit"])))],
+        stdout_size = _size(self.stdout)
+        blobs = [[(self.stdout, 0, min(stdout_size, int(req["stdout_limit"])))],
                  self.stderr.tail(int(req.get("stderr_limit", 4096)))]
         artifact, artifact_size = None, 0
         if self.compile_run and report["status"] in ("exited", "signaled"):
@@ -1239,16 +1280,69 @@ class _Run:
             else:
                 artifact, artifact_size = _open_artifact(
                     os.path.join(self.files_dir, os.path.basename(req.get("collect") or "solution")),
-                    int(req.get("collect_limit", 0)), None if server.mode == "none" else server.uid)
+                    int(req.get("collect_limit", 0)), None if server.mode == "none" else server.compile_uid)
                 if artifact is not None:
                     self._own("artifact", artifact)
         blobs.append([(artifact, 0, artifact_size)] if artifact is not None else [])
         # the compiler's files go now (an open artifact stays readable), and the server checks it is clean
         unhealthy = server.clean_up(self.files_dir, self.compile_run) if server.mode != "userns" else None
+        if report.get("cleanup_failed"):  # the program made its own clean-up fail: a fresh server takes over
+            unhealthy = f"{unhealthy}; " if unhealthy else ""
+            unhealthy += f"processes of the run survived its clean-up: {report['cleanup_failed']}"
         reply = {"ok": True, "unhealthy": unhealthy, "stdout_size": stdout_size, "stderr_size": self.stderr.total,
                  "artifact_size": artifact_size, "artifact_too_large": self.compile_run and artifact is None and
                  artifact_size > int(req.get("collect_limit", 0)), **report}
         return reply, blobs
+
+    def _harness_channel(self):
+        """The pipes between the checker and the candidate: calls one way, answers the other, and the checker's
+        report to this process. Each end belongs to one process only."""
+        calls_r, calls_w = os.pipe2(os.O_CLOEXEC)
+        answers_r, answers_w = os.pipe2(os.O_CLOEXEC)
+        report_r, report_w = os.pipe2(os.O_CLOEXEC)
+        for fd in (calls_r, calls_w, answers_r, answers_w, report_r, report_w):
+            self._keep(fd)
+        self.fds.update(calls=calls_r, answers=answers_w)
+        self.checker_fds.update(calls=calls_w, answers=answers_r, report=report_w)
+        self.report_r = report_r
+
+    def _close_ends(self, fds):
+        """In this process, once the process they are for is forked: its ends of the run's pipes (so that each
+        process sees the end of its peer's stream when the peer is gone, and holds no end of another's)."""
+        for name in ("calls", "answers", "report"):
+            fd = fds.get(name)
+            if fd is not None and fd in self.owned:
+                self.owned.remove(fd)
+                os.close(fd)
+        if fds is self.fds:
+            os.close(self.stderr.write_end)  # the program has it: its end is the end of the program's stderr
+            self.stderr.write_end = None
+
+    def _start_checker(self):
+        """harness: forks the checker first (from this process, so that it holds nothing of the candidate's), and
+        lets go of its ends here before anything else is forked."""
+        pid = os.fork()
+        if pid == 0:
+            _checker(self.server, self.req, self.checker_fds, self.workdir)  # never returns
+        self._close_ends(self.checker_fds)
+        return pid
+
+    def _finish_checker(self, pid, deadline, report):
+        """harness: waits for the checker (the candidate is done) and adds its outcome to the report."""
+        waited = _wait_draining(pid, deadline, self.stderr)
+        if waited is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            report["checker"] = {"status": "wall"}
+            return
+        checker = _report(waited[0], waited[1], STATUS_READY)
+        text = _read_all(self.report_r)[:1 << 16]
+        try:
+            outcome = json.loads(text) if text else {}
+        except ValueError:
+            outcome = {"outcome": "setup_error", "message": f"an unreadable report: {text[:200]!r}"}
+        checker.update(outcome if isinstance(outcome, dict) else {})
+        report["checker"] = checker
 
     def close(self):
         """After the reply is sent: the descriptors of this run alone (the server's memfds stay)."""
@@ -1257,7 +1351,7 @@ class _Run:
                 os.close(fd)
             except OSError:
                 pass
-        self.owned, self.fds = [], {}
+        self.owned, self.fds, self.checker_fds = [], {}, {}
         if self.stderr is not None:
             self.stderr.close()
             self.stderr = None
@@ -1270,40 +1364,47 @@ class _Run:
             time.sleep(0.001)
 
     def _run_direct(self):
-        """root, container and none modes: one fork per run."""
+        """root, container and none modes: one fork per run (two for a harness: the checker and the candidate)."""
         server, req = self.server, self.req
         status_r, status_w = os.pipe2(os.O_CLOEXEC)  # an exec'd program cannot write "ready" itself
-        if server.compiling is not None:  # the referee lets the compiler's processes fork, nothing else
-            server.compiling[0] = int(self.compile_run)
         started = time.monotonic()
+        deadline = started + float(req["wall"])
+        checker = self._start_checker() if self.kind == "harness" else None
         pid = os.fork()
         if pid == 0:
             os.close(status_r)
             _child(server, req, self.fds, status_w, self.workdir, *self.program)  # never returns
         os.close(status_w)
-        os.close(self.stderr.write_end)  # the child has it: its end is the end of the program's stderr
-        self.stderr.write_end = None
-        waited = _wait_draining(pid, started + float(req["wall"]), self.stderr)
+        self._close_ends(self.fds)
+        waited = _wait_draining(pid, deadline, self.stderr)
         timed_out = waited is None
         if timed_out:  # the wall-clock backstop
             server._signal_all(pid)
+            if checker is not None:
+                os.kill(checker, signal.SIGKILL)
             waited = os.wait4(pid, 0)[1:]
         wall = time.monotonic() - started
         said = _read_all(status_r)
         os.close(status_r)
-        server._kill_run(pid)  # whatever the run left behind (only a compiler's processes can be there)
-        if server.compiling is not None:
-            server.compiling[0] = 0
-        self._drain_rest()
         report = {"status": "wall", "cpu": None, "maxrss": None} if timed_out else _report(*waited, said)
+        if checker is not None:
+            self._finish_checker(checker, deadline, report)
+        try:
+            server._kill_run(pid)  # whatever the run left behind (only a compiler's processes can be there)
+        except RuntimeError as exc:  # survived SIGKILL: the program's doing, never a judge failure
+            report["cleanup_failed"] = str(exc)
+        self._drain_rest()
         report["wall"] = wall
         return report
 
     def _run_in_pid_namespace(self):
-        """userns mode: a monitor as pid 1 of a fresh PID namespace; two forks per run."""
+        """userns mode: a monitor as pid 1 of a fresh PID namespace; two forks per run. A harness's checker is
+        forked first, into this process's PID namespace: the candidate, in the run's, cannot see it."""
         server, req = self.server, self.req
         result_r, result_w = os.pipe2(os.O_CLOEXEC)
         started = time.monotonic()
+        deadline = started + float(req["wall"])
+        checker = self._start_checker() if self.kind == "harness" else None
         try:
             unshare(CLONE_NEWPID)  # the next fork becomes pid 1 of a fresh PID namespace
             pid = None
@@ -1316,17 +1417,20 @@ class _Run:
                 os.close(result_r)
                 _monitor(server, req, self.fds, result_w, self.program)  # never returns
             os.close(result_w)
-            os.close(self.stderr.write_end)
-            self.stderr.write_end = None
-            waited = _wait_draining(pid, started + float(req["wall"]), self.stderr)
+            self._close_ends(self.fds)
+            waited = _wait_draining(pid, deadline, self.stderr)
             if waited is None:
                 os.kill(pid, signal.SIGKILL)  # pid 1 of the run's namespace: takes every process with it
+                if checker is not None:
+                    os.kill(checker, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 report = {"status": "wall", "cpu": None, "maxrss": None}
             else:
                 text = _read_all(result_r)
                 report = json.loads(text) if text.startswith(b"{") else \
                     {"status": "setup_error", "error": "the monitor process died without a report"}
+            if checker is not None:
+                self._finish_checker(checker, deadline, report)
         finally:
             os.close(result_r)
         self._drain_rest()
@@ -1359,7 +1463,9 @@ def _monitor(server, req, fds, result_w, program):
             os.close(result_w)
             _child(server, req, fds, status_w, "/tmp", *program)  # never returns
         os.close(status_w)
-        os.close(fds.pop("stderr"))  # the program's stderr ends with the program
+        for name in ("stderr", "calls", "answers"):  # the program's streams end with the program
+            if name in fds:
+                os.close(fds.pop(name))
         _, status, usage = os.wait4(child, 0)
         report = _report(status, usage, _read_all(status_r))
         if compile_run and report["status"] in ("exited", "signaled") and "artifact" in fds:
@@ -1382,6 +1488,15 @@ def _monitor(server, req, fds, result_w, program):
 # the child: becomes the program
 
 
+def _close_all_but(keep):
+    """Closes every descriptor from 3 up, but those in `keep`."""
+    low = 3
+    for x in sorted(keep):
+        os.closerange(low, x)
+        low = x + 1
+    os.closerange(low, 1 << 16)
+
+
 def _child(server, req, fds, status_w, workdir, source, code):
     # Everything that is the same for every run (signal dispositions, fixed rlimits, the capability bounding set,
     # the seccomp programs, the Landlock rulesets) was done once in the server: a forked child pays for each
@@ -1392,14 +1507,10 @@ def _child(server, req, fds, status_w, workdir, source, code):
         os.dup2(fds["stdout"], 1)
         os.dup2(fds["stderr"], 2)
         binary = fds.get("binary")
+        channel = (fds["calls"], fds["answers"]) if req["kind"] == "harness" else None
         if role in server.restrictors:
             server.restrictors[role]()  # before the ruleset's fd is closed below
-        keep = sorted(x for x in (status_w, binary) if x is not None)
-        low = 3
-        for x in keep:
-            os.closerange(low, x)
-            low = x + 1
-        os.closerange(low, 1 << 16)
+        _close_all_but([x for x in (status_w, binary, *(channel or ())) if x is not None])
         os.chdir(workdir)
         if workdir != os.environ.get("HOME"):
             os.environ.update(HOME=workdir, TMPDIR=workdir)
@@ -1407,7 +1518,7 @@ def _child(server, req, fds, status_w, workdir, source, code):
             os.setpgid(0, 0)  # "none" mode: the process group is all we can kill
         kind = req["kind"]
         _set_limits(req, role)
-        _drop_privileges(server)
+        _drop_privileges(server, role)
         if role in server.attachers:
             server.attachers[role]()  # the program's accounting rules (userns: its whole filter)
         if kind == "python_compile":
@@ -1428,7 +1539,7 @@ def _child(server, req, fds, status_w, workdir, source, code):
                 os._exit(127)
         os.write(status_w, STATUS_READY)
         os.close(status_w)
-        _run_python(source, code)
+        _run_python(source, code, (req["call"], *channel) if channel else None)
     except BaseException as exc:
         try:
             os.write(2, f"\njudge: setting up the program failed: {type(exc).__name__}: {exc}\n".encode())
@@ -1440,8 +1551,8 @@ def _set_limits(req, role):
     cpu = float(req["cpu"])
     soft = int(cpu) + 1  # RLIMIT_CPU is whole seconds: a backstop behind the exact ITIMER_PROF
     limits = [(resource.RLIMIT_CPU, soft, soft + 1), (resource.RLIMIT_FSIZE, int(req["fsize"])),
-              (resource.RLIMIT_NPROC, int(req["nproc"]))]
-    if role == "program":
+              (resource.RLIMIT_NPROC, int(req["nproc"])), (resource.RLIMIT_RTPRIO, 0), (resource.RLIMIT_NICE, 0)]
+    if role != "compiler":
         limits.append((resource.RLIMIT_NOFILE, PROGRAM_NOFILE))
     if req.get("as"):
         limits.append((resource.RLIMIT_AS, int(req["as"])))
@@ -1469,28 +1580,33 @@ def _drop_capability_bounding_set():
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
-def _drop_privileges(server):
+def _drop_privileges(server, role):
+    """To the role's uid: root and container modes, the slot's uid for the role; userns mode, a uid of a nested
+    user namespace (the checker's differs from the program's). Non-dumpable in every mode."""
     if server.mode in ("root", "container"):
+        uid = {"compiler": server.compile_uid, "checker": server.checker_uid}.get(role, server.uid)
         os.setgroups([])
-        os.setresgid(server.gid, server.gid, server.gid)
-        os.setresuid(server.uid, server.uid, server.uid)  # leaving uid 0 clears every capability
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability
         # (the bounding set was emptied in the server; no-new-privs comes with the seccomp filter)
     elif server.mode == "userns":
         # bubblewrap's user namespace maps only the host user (as uid 0 here); a nested namespace lets the
         # program run as a non-zero uid, and RLIMIT_NPROC count only this run's processes
+        uid = NESTED_UID + (role == "checker")
         unshare(CLONE_NEWUSER)
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{NESTED_UID} 0 1"),
-                           ("gid_map", f"{NESTED_UID} 0 1")):
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} 0 1"), ("gid_map", f"{uid} 0 1")):
             with open(f"/proc/self/{name}", "w") as fh:
                 fh.write(text)
         _drop_capability_bounding_set()  # a new user namespace starts with a full one
-        os.setresgid(NESTED_UID, NESTED_UID, NESTED_UID)
-        os.setresuid(NESTED_UID, NESTED_UID, NESTED_UID)
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
         # the creator of a user namespace holds every capability in it, and mapping its own uid there is no
         # change of uid that would clear them: empty the sets explicitly
         drop_all_capabilities()
-    if server.mode != "none" and (os.getuid() == 0 or os.geteuid() == 0):
-        raise RuntimeError("still uid 0 after dropping privileges")
+    if server.mode != "none":
+        prctl(PR_SET_DUMPABLE, 0)  # a uid change may set it from fs.suid_dumpable: no /proc/PID/mem, no core
+        if os.getuid() == 0 or os.geteuid() == 0:
+            raise RuntimeError("still uid 0 after dropping privileges")
 
 
 def _compile_only(source, status_w):
@@ -1516,9 +1632,10 @@ def _exit_status(code):
     return 1
 
 
-def _run_python(source, code):
+def _run_python(source, code, harness=None):
     """Runs the program (compiled by the sample process, or here if that failed) as `__main__` in this forked
-    interpreter, the way `python3 solution.py` would."""
+    interpreter, the way `python3 solution.py` would. A harness's candidate (`harness` = (call, calls fd, answers
+    fd)) then answers the checker's calls (see `_answer_calls`) and exits once the checker is done."""
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False), 1 << 16), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16),
                                   encoding="utf-8")
@@ -1532,18 +1649,21 @@ def _run_python(source, code):
     status = 0
     try:
         exec(code if code is not None else compile(source, "solution.py", "exec"), main.__dict__)
+        if harness is not None:
+            _answer_calls(main.__dict__, *harness)
     except SystemExit as exc:
         status = _exit_status(exc.code)
     except BaseException:
         traceback.print_exc()
         status = 1
-    try:
-        if "threading" in sys.modules:
-            sys.modules["threading"]._shutdown()  # wait for non-daemon threads, as interpreter exit does
-        atexit._run_exitfuncs()
-    except BaseException:
-        traceback.print_exc()
-        status = status or 1
+    if harness is None:  # a candidate is done when its checker is: what it left running does not matter
+        try:
+            if "threading" in sys.modules:
+                sys.modules["threading"]._shutdown()  # wait for non-daemon threads, as interpreter exit does
+            atexit._run_exitfuncs()
+        except BaseException:
+            traceback.print_exc()
+            status = status or 1
     try:
         sys.stdout.flush()
     except BaseException:  # a closed stdout
@@ -1557,6 +1677,257 @@ def _run_python(source, code):
 
 
 # ---------------------------------------------------------------------------------------------------------
+# function-call harnesses (HumanEval, LiveCodeBench's functional problems): the verdict never lives in the
+# candidate's process
+#
+# The candidate runs the program and then answers calls: each call's arguments arrive as plain data, the function
+# runs, and its value goes back as plain data. The checker, a process of its own (another uid, or another PID and
+# user namespace), runs the checks with `candidate` bound to a stub that makes those calls, and compares. Expected
+# values, the check code and the verdict exist only in the checker, which the candidate can neither see nor
+# signal, so nothing a program does to its own interpreter (its builtins, json, a trace function, its frames, an
+# object whose __eq__ is always true, an early os._exit) reaches a comparison.
+#
+# Plain data travels as JSON in which every value keeps its Python type (tuple and list differ, as they do for
+# HumanEval's `==`): null, true, false and strings as themselves, everything else as a tagged array -- ["i", hex]
+# int (no digit limit), ["f", float.hex()] float (exact, inf and nan included), ["c", re, im] complex,
+# ["b", hex] bytes, ["ba", hex] bytearray, ["l", [...]] list, ["t", [...]] tuple, ["s", [...]] set,
+# ["fs", [...]] frozenset, ["d", [[key, value], ...]] dict. Subclasses travel as their base type (a namedtuple as
+# a tuple, a Counter as a dict), which is how they compare. Anything else (a generator, a custom object, a
+# structure too deep or cyclic) does not travel: the answer is wrong. The checker decodes strictly: what is not
+# this format is a wrong answer too.
+#
+# Frames on both pipes: <u32 length><JSON>. Calls: ["call", args (a tuple), kwargs (a dict)]. Answers:
+# ["ok", value] | ["raised", "Type: message"] | ["not_plain", "what"].
+
+
+class NotPlainData(Exception):
+    """A value that plain data cannot carry (see above)."""
+
+
+def plain_encode(value):
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return ["i", format(int.__index__(value), "x")]
+    if isinstance(value, float):
+        return ["f", float.hex(value)]
+    if isinstance(value, complex):
+        return ["c", float.hex(value.real), float.hex(value.imag)]
+    if isinstance(value, bytes):
+        return ["b", bytes.hex(value)]
+    if isinstance(value, bytearray):
+        return ["ba", bytearray.hex(value)]
+    for kind, tag in ((tuple, "t"), (list, "l"), (frozenset, "fs"), (set, "s")):
+        if isinstance(value, kind):
+            return [tag, [plain_encode(item) for item in kind.__iter__(value)]]
+    if isinstance(value, dict):
+        return ["d", [[plain_encode(k), plain_encode(v)] for k, v in dict.items(value)]]
+    raise NotPlainData(f"a value of type {type(value).__name__}")
+
+
+_PLAIN_SEQUENCES = {"l": list, "t": tuple, "s": set, "fs": frozenset}
+
+
+def plain_decode(node):
+    """The value `node` (parsed JSON) stands for; raises NotPlainData for anything that is not the format."""
+    if node is None or node is True or node is False or type(node) is str:
+        return node
+    if type(node) is not list or not node or type(node[0]) is not str:
+        raise NotPlainData("not a value of the plain-data format")
+    tag, rest = node[0], node[1:]
+    if tag in _PLAIN_SEQUENCES and len(rest) == 1 and type(rest[0]) is list:
+        try:
+            return _PLAIN_SEQUENCES[tag](plain_decode(item) for item in rest[0])
+        except TypeError:  # an unhashable member of a set
+            raise NotPlainData("a set holding an unhashable value") from None
+    if tag == "d" and len(rest) == 1 and type(rest[0]) is list:
+        out = {}
+        for pair in rest[0]:
+            if type(pair) is not list or len(pair) != 2:
+                raise NotPlainData("a dict entry that is not a pair")
+            try:
+                out[plain_decode(pair[0])] = plain_decode(pair[1])
+            except TypeError:
+                raise NotPlainData("an unhashable dict key") from None
+        return out
+    if all(type(x) is str for x in rest):
+        try:
+            if tag == "i" and len(rest) == 1:
+                return int(rest[0], 16)
+            if tag == "f" and len(rest) == 1:
+                return float.fromhex(rest[0])
+            if tag == "c" and len(rest) == 2:
+                return complex(float.fromhex(rest[0]), float.fromhex(rest[1]))
+            if tag == "b" and len(rest) == 1:
+                return bytes.fromhex(rest[0])
+            if tag == "ba" and len(rest) == 1:
+                return bytearray.fromhex(rest[0])
+        except (ValueError, OverflowError):
+            pass
+    raise NotPlainData(f"a malformed {tag!r} value")
+
+
+def _write_frame(fd, payload):
+    _write_all(fd, struct.pack("<I", len(payload)) + payload)
+
+
+def _read_frame(fd, limit):
+    """The next frame's payload; None at the end of the stream. Raises NotPlainData past `limit` bytes."""
+    head = b""
+    while len(head) < 4:
+        chunk = os.read(fd, 4 - len(head))
+        if not chunk:
+            return None
+        head += chunk
+    (size,) = struct.unpack("<I", head)
+    if limit is not None and size > limit:
+        raise NotPlainData(f"an answer of {size} bytes, over the checker's limit of {limit}")
+    try:
+        return _read_exact(fd, size)
+    except EOFError:
+        return None
+
+
+def _answer_calls(namespace, call, calls_fd, answers_fd):
+    """The candidate's side: resolves `call` ("f": the program's function f; "C.m": method m of one instance of
+    its class C), then answers calls until the checker is done (the calls pipe ends)."""
+    name, _, method = call.partition(".")
+    if name not in namespace:
+        raise NameError(f"the program defines no {name!r}, which the checks call")
+    target = getattr(namespace[name](), method) if method else namespace[name]
+    while True:
+        request = _read_frame(calls_fd, None)
+        if request is None:
+            return
+        _, args, kwargs = json.loads(request)
+        try:
+            value = target(*plain_decode(args), **plain_decode(kwargs))
+        except SystemExit:  # the program ends, as it would in one process with its checks
+            raise
+        except BaseException as exc:
+            try:
+                text = f"{type(exc).__name__}: {exc}"
+            except BaseException:
+                text = type(exc).__name__
+            answer = ["raised", text[:2000]]
+        else:
+            try:
+                answer = ["ok", plain_encode(value)]
+            except (NotPlainData, RecursionError) as exc:
+                answer = ["not_plain", str(exc) if isinstance(exc, NotPlainData) else "a structure too deep or cyclic"]
+        try:
+            sys.stdout.flush()
+        except BaseException:
+            pass
+        _write_frame(answers_fd, json.dumps(answer).encode())
+
+
+class ProgramEnded(BaseException):
+    """The candidate's process ended during a call (it exited, crashed or ran out of time)."""
+
+
+class ProgramRaised(Exception):
+    """The candidate's function raised: in one process the check would have seen this exception."""
+
+
+def _candidate_stub(calls_fd, answers_fd, limit):
+    """What the checks call in the checker's process: sends the arguments, returns the program's answer."""
+    calls = [0]
+
+    def candidate(*args, **kwargs):
+        calls[0] += 1
+        request = json.dumps(["call", plain_encode(args), plain_encode(kwargs)]).encode()
+        try:
+            _write_frame(calls_fd, request)
+            answer = _read_frame(answers_fd, limit)
+        except (BrokenPipeError, OSError):
+            answer = None
+        if answer is None:
+            raise ProgramEnded()
+        try:
+            answer = json.loads(answer)
+            tag, body = answer
+        except (ValueError, TypeError, RecursionError):
+            raise NotPlainData("an unreadable answer") from None
+        if tag == "ok":
+            try:
+                return plain_decode(body)
+            except RecursionError:
+                raise NotPlainData("a structure too deep") from None
+        if tag == "raised" and type(body) is str:
+            raise ProgramRaised(body)
+        if tag == "not_plain" and type(body) is str:
+            raise NotPlainData(body)
+        raise NotPlainData("an answer that is not the format")
+    candidate.calls = calls
+    return candidate
+
+
+def _checker(server, req, fds, workdir):
+    """A harness's checker: runs the check code with `candidate` bound to `_candidate_stub`, as the checker uid
+    (another PID and user namespace in userns mode), with the program's rlimits, filters and Landlock rules and
+    limits of its own ("checker_cpu", "checker_as"); writes its outcome to the report pipe as JSON:
+    {"outcome": "passed" | "failed" (an AssertionError) | "check_raised" (another exception in the checks) |
+    "raised" (the program's function raised) | "not_plain" | "ended" | "check_error" (the checks did not
+    compile) | "out_of_memory" | "setup_error", "message": ..., "calls": ...}."""
+    report = fds["report"]
+    outcome = {"outcome": "setup_error"}
+    try:
+        null = os.open("/dev/null", os.O_RDWR)
+        for target in (0, 1, 2):
+            os.dup2(null, target)
+        if "program" in server.restrictors:
+            server.restrictors["program"]()
+        source = os.pread(fds["check"], _size(fds["check"]), 0)
+        _close_all_but([fds["calls"], fds["answers"], report])
+        os.chdir(workdir)
+        cpu = float(req["checker_cpu"])
+        _set_limits({"cpu": cpu, "fsize": 1 << 20, "nproc": req["nproc"], "as": req["checker_as"],
+                     "stack": req.get("stack")}, "checker")
+        _drop_privileges(server, "checker")
+        if "program" in server.attachers:
+            server.attachers["program"]()  # userns: its whole filter; no Landlock: no writes
+        signal.setitimer(signal.ITIMER_PROF, cpu)
+        candidate = _candidate_stub(fds["calls"], fds["answers"], int(req["checker_as"]) // 4)
+        outcome = {"outcome": "check_error"}
+        code = compile(source, "checks.py", "exec")
+        outcome = {"outcome": "passed"}
+        try:
+            exec(code, {"__name__": "__main__", "__builtins__": builtins, "candidate": candidate})
+        except ProgramEnded:
+            outcome = {"outcome": "ended"}
+        except ProgramRaised as exc:
+            outcome = {"outcome": "raised", "message": str(exc)}
+        except NotPlainData as exc:
+            outcome = {"outcome": "not_plain", "message": str(exc)}
+        except MemoryError:
+            outcome = {"outcome": "out_of_memory"}
+        except AssertionError as exc:
+            outcome = {"outcome": "failed", "message": _exception_text(exc)}
+        except BaseException as exc:
+            outcome = {"outcome": "check_raised", "message": _exception_text(exc)}
+        outcome["calls"] = candidate.calls[0]
+    except BaseException as exc:
+        outcome["message"] = _exception_text(exc)
+    try:
+        _write_all(report, json.dumps(outcome).encode())
+    finally:
+        os._exit(0)
+
+
+def _exception_text(exc):
+    try:
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    except BaseException:
+        text = type(exc).__name__
+    return text[-2000:]
+
+
+# ---------------------------------------------------------------------------------------------------------
 # the referee of forks (root and container modes)
 
 # linux/seccomp.h: struct seccomp_notif is 80 bytes, seccomp_notif_resp 24
@@ -1564,8 +1935,15 @@ NOTIF_RECV, NOTIF_SEND, NOTIF_ID_VALID = 0xC0502100, 0xC0182101, 0x40082102
 NOTIF_CONTINUE = 1
 
 
-def _referee(sock, compiling):
-    """Answers every fork notification of the server and its runs until the server exits."""
+def _referee(sock, allowed_uids):
+    """Answers every fork notification of the server and its runs until the server exits.
+
+    A fork proceeds when the caller is the server (the zygote) or its real uid, read from /proc, is in
+    `allowed_uids` (root: the sample processes; the slot's compile uid); the notification is then checked to be
+    still pending, so the uid read was the caller's and not a later process's with its pid. A caller found allowed
+    is remembered by a pidfd while it lives (a live process keeps its pid), so a sample process's forks cost one
+    poll each. Nothing a program can write takes part: the referee shares no memory with the server after the
+    fork that made it."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the server gone: so are we
     prctl(PR_SET_DUMPABLE, 0)
     message, fds, _, _ = socket.recv_fds(sock, 16, 1)
@@ -1574,6 +1952,7 @@ def _referee(sock, compiling):
         os._exit(1)
     (server,), listener = struct.unpack("<i", message), fds[0]
     request = bytearray(80)
+    verified = {}  # pid -> pidfd of a caller found allowed
     while True:
         request[:] = bytes(80)  # the kernel wants it zeroed
         try:
@@ -1583,15 +1962,30 @@ def _referee(sock, compiling):
                 continue
             os._exit(0)  # every process with the filter is gone
         notification, pid = struct.unpack_from("<QI", request)
-        # the server or its sample process, a compile's processes; else (the sample process may be younger than
-        # the pid the server wrote) any root process: a program runs as its slot's uid, and forks nothing before
-        allowed = pid == server or compiling[0] == 1 or pid == struct.unpack_from("<I", compiling, 4)[0]
-        if not allowed and _real_uid(pid) == 0:
-            try:  # that uid was the caller's, not a later process's with its pid
-                fcntl.ioctl(listener, NOTIF_ID_VALID, struct.pack("<Q", notification))
+        allowed = pid == server
+        if not allowed and pid in verified:
+            if select.select([verified[pid]], [], [], 0)[0]:  # it has exited: the pid may be another's now
+                os.close(verified.pop(pid))
+            else:
                 allowed = True
+        if not allowed and _real_uid(pid) in allowed_uids:
+            try:
+                pidfd = os.pidfd_open(pid)
+            except OSError:  # a thread's id, or gone
+                pidfd = None
+            try:  # still pending: the uid read above was the caller's
+                fcntl.ioctl(listener, NOTIF_ID_VALID, struct.pack("<Q", notification))
             except OSError:
+                if pidfd is not None:
+                    os.close(pidfd)
                 continue
+            allowed = True
+            if pidfd is not None:
+                if len(verified) >= 64:
+                    for old in verified.values():
+                        os.close(old)
+                    verified.clear()
+                verified[pid] = pidfd
         try:
             fcntl.ioctl(listener, NOTIF_SEND, struct.pack("<QqiI", notification, 0, 0 if allowed else -errno.EPERM,
                                                              NOTIF_CONTINUE if allowed else 0))

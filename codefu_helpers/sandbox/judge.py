@@ -49,11 +49,12 @@ exit and replaced, not shared, in a forked child.
 from __future__ import annotations
 
 import atexit
+import errno
 import logging
 import os
 import pwd
 import random
-import secrets
+import re
 import shutil
 import signal
 import sys
@@ -93,7 +94,10 @@ MAX_BINARY_BYTES = 64 << 20
 CACHE_ENTRIES = 4096              # compiled binaries (and compile errors) kept per judge
 REQUEST_MARGIN_SECONDS = 15.0     # how much longer than a run's wall limit the host waits for its server
 READ_HOST_FILES_ENV = "CODEFU_JUDGE_PROGRAMS_MAY_READ_HOST_FILES"  # "1": the container tier without Landlock
-HARNESS_TOKEN_PREFIX = "codefu-harness-complete-"
+HARNESS_CHECKER_CPU_SECONDS = 10.0  # a harness's checker: CPU time on top of the program's limit
+UIDS_PER_WORKER = 3               # programs, the compiler, a harness's checker
+UID_RANGE = 4096                  # uids reserved per judge (a random, aligned range)
+MAX_WORKERS = UID_RANGE // UIDS_PER_WORKER
 _OOM_MARKERS = {"python": ("MemoryError",), "cpp": ("std::bad_alloc", "Cannot allocate memory")}
 
 
@@ -136,7 +140,9 @@ class _Worker(threading.Thread):
         self.server: SandboxProcess | None = None
         self.started = threading.Event()
         self.start_error: BaseException | None = None
-        self.uid = judge._uid_base + index
+        # the slot's uids: programs, the compiler (whose forks the referee allows), a harness's checker
+        self.uid = judge._uid_base + UIDS_PER_WORKER * index
+        self.compile_uid, self.checker_uid = self.uid + 1, self.uid + 2
         self.log_path = judge._scratch / f"worker-{index}.log"
         self.slot_dir = judge._scratch / f"slot-{index}-0"  # container tier: the compiler's build directory
         self.generation = 0  # servers started so far; each gets a fresh build directory
@@ -149,7 +155,8 @@ class _Worker(threading.Thread):
     # --- the server -----------------------------------------------------------------------------------
     def _spawn(self) -> None:
         judge = self.judge
-        config = {"mode": judge.mode, "uid": self.uid, "gid": self.uid, "seccomp": judge.seccomp,
+        config = {"mode": judge.mode, "uid": self.uid, "gid": self.uid, "compile_uid": self.compile_uid,
+                  "checker_uid": self.checker_uid, "seccomp": judge.seccomp,
                   "scratch": str(judge._scratch / "none-mode")}
         old_slot = None
         if judge.mode == "none":
@@ -159,7 +166,7 @@ class _Worker(threading.Thread):
             self.generation += 1
             old_slot, self.slot_dir = self.slot_dir, judge._scratch / f"slot-{self.index}-{self.generation}"
             self.slot_dir.mkdir(mode=0o700)
-            os.chown(self.slot_dir, self.uid, self.uid)
+            os.chown(self.slot_dir, self.compile_uid, self.compile_uid)
             config.update(scratch=str(self.slot_dir), run_dir=str(judge._run_dir))
             config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge._cache_view)}
         argv = server_command(judge.mode, judge.python, config, judge._bin_dir, judge.cache_root, judge._server)
@@ -258,9 +265,10 @@ class Judge:
                  nproc_limit: int = NPROC_LIMIT, seccomp: bool = True, cache_dir: str | os.PathLike | None = None,
                  programs_may_read_host_files: bool | None = None):
         if workers is None:
-            workers = _cpu_count()
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be a positive int or None (one per core), got {workers!r}")
+            workers = min(_cpu_count(), MAX_WORKERS)
+        if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+            raise ValueError(f"workers must be an int from 1 to {MAX_WORKERS}, or None (one per core), got "
+                             f"{workers!r}")
         self.time_multipliers = dict(TIME_MULTIPLIERS)
         for lang, factor in (time_multipliers or {}).items():
             if not (isinstance(factor, (int, float)) and factor > 0):
@@ -295,7 +303,7 @@ class Judge:
         self._cache_view.mkdir(mode=0o755)
         # A fresh random uid range per judge: RLIMIT_NPROC counts per uid across the machine, so two judges
         # (or two workers) must never share one.
-        self._uid_base = random.SystemRandom().randrange(1_000_000, 2_000_000_000, 1024)
+        self._uid_base = random.SystemRandom().randrange(1_000_000, 2_000_000_000, UID_RANGE)
         self._queue: Queue = Queue()
         self._cache_lock = threading.Lock()
         self._binaries: OrderedDict[str, tuple[str, str]] = OrderedDict()   # key -> ("ok", path) | ("ce", text)
@@ -423,7 +431,8 @@ class Judge:
             if worker.is_alive():
                 worker.join(timeout=10)
         if self.mode == "container" and self._workers:  # each server cleans up after every run; this catches
-            left = kill_processes_of_uids([w.uid for w in self._workers])  # a server that died mid-run
+            left = kill_processes_of_uids([u for w in self._workers for u in (w.uid, w.compile_uid, w.checker_uid)])
+            # (a server that died mid-run)
             if left:
                 log.error("judge: processes %s of the container tier's uids survived SIGKILL", left)
         try:
@@ -499,20 +508,35 @@ class Judge:
         futures = [self._submit(self._judge_sample, (sub, None)) for sub in subs]
         return [f.result() for f in futures]
 
-    def run_harness(self, program: str, timeout: float, memory_limit_bytes: int = 1 << 30) -> SampleResult:
-        """Runs a self-checking Python program (HumanEval style: solution + asserts); OK iff it runs to its end
-        and exits with 0.
+    def run_harness(self, program: str, check: str, call: str, timeout: float,
+                    memory_limit_bytes: int = 1 << 30) -> SampleResult:
+        """Judges a function-call harness (HumanEval, LiveCodeBench's functional problems): `program` defines the
+        function, `check` is Python that calls `candidate(...)` and asserts on what it returns.
 
-        "To its end": the judge appends a line printing a fresh random token and requires it as the last line of
-        stdout, so a program that leaves early with status 0 (`sys.exit(0)` or `os._exit(0)` in the solution,
-        before the checks run) is a wrong answer, not a pass. timeout is its CPU-time limit in seconds (the
-        wall-clock backstop follows the usual rule).
-        """
+        Two processes, never one: the *candidate* runs `program`, then answers calls to `call` ("f": its function
+        f; "C.m": method m of one instance of its class C, made once); the *checker* runs `check` with `candidate`
+        bound to a stub that sends each call's arguments and returns the program's answer. Both directions carry
+        plain data only (JSON that keeps each value's Python type: tuple is not list, floats exact; see
+        `_server.py`), so the expected values, the check code and the verdict exist only in the checker, which the
+        program can neither see nor signal. A returned value that is not plain data (a generator, a custom object)
+        is a wrong answer.
+
+        Verdicts: OK when the checks ran to their end; WA when one failed (an AssertionError) or an answer was not
+        plain data; RE when the function raised, another exception left the checks, or the program ended during
+        a call (os._exit, sys.exit, a crash); TLE / MLE for the program's limits (timeout is its CPU-time limit in
+        seconds; the checker has HARNESS_CHECKER_CPU_SECONDS more of its own, and its running out of it on the
+        program's answers is a TLE); CE when the program does not parse. JUDGE_ERROR only when the judge failed
+        (the check code does not compile, the checker could not start)."""
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if not isinstance(call, str) or not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)?", call):
+            raise ValueError(f"call must name a function ('f') or a method of a class ('C.m'), got {call!r}")
+        if not isinstance(check, str) or not check.strip():
+            raise ValueError("check must be the Python source of the checks (it calls candidate(...)), got "
+                             f"{check!r}")
         sub = Submission("python", program, (("", ""),), float(timeout), memory_limit_bytes)
-        deadline = time.monotonic() + self.default_timeout(sub)
-        future = self._submit(self._judge_harness, (sub, deadline))
+        deadline = time.monotonic() + self.default_timeout(sub) + HARNESS_CHECKER_CPU_SECONDS
+        future = self._submit(self._judge_harness, (sub, check, call, deadline))
         return self._wait(future, deadline, sub)
 
     # --- plumbing -------------------------------------------------------------------------------------------
@@ -590,28 +614,23 @@ class Judge:
         verdict = Verdict.OK if passed == total else failed[0]
         return SampleResult(verdict, passed, total, results, "", 0.0, None, sub.language)
 
-    def _judge_harness(self, worker: _Worker, sub: Submission, deadline: float) -> SampleResult:
+    def _judge_harness(self, worker: _Worker, sub: Submission, check: str, call: str,
+                       deadline: float) -> SampleResult:
         def once():
             sample = worker.next_sample()
             error = self._python_syntax_error(worker, sub.source, sample)
             if error is not None:
                 return SampleResult(Verdict.CE, 0, 1, [], error, 0.0, None, "python")
             lim = self.limits("python", sub.time_limit, sub.memory_limit_bytes)
-            token = f"{HARNESS_TOKEN_PREFIX}{secrets.token_hex(16)}"
-            program = f"{sub.source}\n\nprint({token!r}, flush=True)\n"  # reached only past every check
-            reply, out = worker.execute(self._run_header({"kind": "python"}, lim, sample),
-                                        [b"", program.encode("utf-8", "surrogateescape")],
-                                        lim.wall_seconds + REQUEST_MARGIN_SECONDS)
-            test = self._test_verdict(worker, reply, out, "python", lim, None, None)
-            if test.verdict is Verdict.JUDGE_ERROR:
-                raise JudgeFailure(test.note)
-            printed = out[0].rstrip(b"\n")
-            completed = printed.rsplit(b"\n", 1)[-1] == token.encode()
-            test.output = test.output.replace(token, "").rstrip("\n")
-            if test.verdict is Verdict.OK and not completed:
-                test.verdict = Verdict.WA
-                test.note = ("the program exited with status 0 before its checks ran to the end (sys.exit or "
-                             "os._exit in the solution?)")
+            header = self._run_header({"kind": "harness", "call": call}, lim, sample)
+            baseline = int(worker.baseline.get("baseline_vm", 0))
+            header.update(wall=lim.wall_seconds + HARNESS_CHECKER_CPU_SECONDS,
+                          checker_cpu=lim.cpu_seconds + HARNESS_CHECKER_CPU_SECONDS,
+                          checker_as=2 * sub.memory_limit_bytes + ADDRESS_SPACE_SLACK + baseline)
+            reply, out = worker.execute(header, [b"", sub.source.encode("utf-8", "surrogateescape"),
+                                                 check.encode("utf-8", "surrogateescape")],
+                                        header["wall"] + REQUEST_MARGIN_SECONDS)
+            test = self._harness_verdict(worker, reply, out, lim)
             return SampleResult(test.verdict, int(test.verdict is Verdict.OK), 1, [test], "", 0.0, None, "python")
 
         started = time.monotonic()
@@ -625,6 +644,43 @@ class Judge:
                                                   time.monotonic() - started)
         result.wall_seconds = time.monotonic() - started
         return result
+
+    def _harness_verdict(self, worker: _Worker, reply: dict, out: list[bytes], lim: Limits) -> TestResult:
+        """The verdict of a harness run from the candidate's outcome (its limits come first) and the checker's
+        report (see `run_harness`). Raises JudgeFailure where the judge, not the program, failed."""
+        test = self._test_verdict(worker, reply, out, "python", lim, None, None)
+        if test.verdict is Verdict.JUDGE_ERROR:
+            raise JudgeFailure(test.note)
+        if test.verdict in (Verdict.TLE, Verdict.MLE):
+            return test
+        checker = reply.get("checker") or {}
+        outcome, message = checker.get("outcome"), str(checker.get("message") or "")
+        program_ok = test.verdict is Verdict.OK
+        if checker.get("status") == "wall":
+            test.verdict, test.note = Verdict.TLE, (f"killed by the wall-clock backstop after "
+                                                    f"{lim.wall_seconds + HARNESS_CHECKER_CPU_SECONDS:.1f}s")
+        elif outcome == "passed":
+            if program_ok:
+                test.note = f"{checker.get('calls', 0)} calls, every check passed"
+        elif outcome in ("failed", "not_plain"):
+            what = "a check failed" if outcome == "failed" else "an answer is not plain data (a wrong answer)"
+            test.verdict, test.note = Verdict.WA, f"{what}: {message}"
+        elif outcome in ("raised", "check_raised"):
+            what = "the function raised" if outcome == "raised" else "the checks raised on its answer"
+            test.verdict, test.note = Verdict.RE, f"{what}: {message}"
+        elif outcome == "ended":
+            if program_ok:  # its process ended with status 0 in the middle of a call
+                test.verdict = Verdict.RE
+            test.note = ("the program ended during a call, before its checks were done"
+                         + (f" ({test.note})" if test.note else " (exit status 0)"))
+        elif outcome == "out_of_memory":
+            test.verdict, test.note = Verdict.MLE, "an answer too large for the checker's memory"
+        elif checker.get("signal") in (signal.SIGPROF, signal.SIGXCPU):
+            test.verdict, test.note = Verdict.TLE, "the checks ran out of CPU time on the program's answers"
+        else:  # the check code does not compile, or the checker failed to start or died
+            raise JudgeFailure(f"the harness's checker failed: {checker.get('status')} {outcome} "
+                               f"signal {checker.get('signal')} {message[-1000:]}".strip())
+        return test
 
     def _run_header(self, program: dict, lim: Limits, sample: int) -> dict:
         return {"op": "run", "sample": sample, **program, "cpu": lim.cpu_seconds, "wall": lim.wall_seconds,
@@ -645,11 +701,18 @@ class Judge:
         if status == "setup_error":
             test.note = f"{reply.get('error')}: {stderr_text[-500:]}"
             return test
-        if status == "exec_error":
-            if reply.get("exec_errno") in (12, 7):  # ENOMEM, E2BIG: the binary does not fit the limit
+        if status == "exec_error":  # the judge opened the binary: what execve refuses is in the binary itself
+            errno_ = int(reply.get("exec_errno") or 0)
+            if errno_ in (errno.ENOMEM, errno.E2BIG):  # the binary does not fit the limit
                 test.verdict, test.note = Verdict.MLE, "the program could not be loaded within the memory limit"
             else:
-                test.note = f"exec failed with errno {reply.get('exec_errno')}"
+                test.verdict = Verdict.RE
+                test.note = (f"the compiled program could not be started: execve failed with errno {errno_} "
+                             f"({os.strerror(errno_)})")
+            return test
+        if reply.get("cleanup_failed"):
+            test.verdict = Verdict.RE
+            test.note = f"the program left processes that survived SIGKILL ({reply['cleanup_failed']})"
             return test
         if status == "wall":
             test.verdict = Verdict.TLE

@@ -21,6 +21,7 @@ tests/test_sandbox_escape.py asserts every row.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -163,7 +164,10 @@ try:
     out.append("datagram sent")
 except OSError:
     out.append("datagram blocked")
-a, b = socket.socketpair(); a.sendall(b"pair"); out.append(b.recv(4).decode())  # what stays allowed
+try:  # a pair of its own (no address to reach anyone) is refused too: its buffers are memory outside the limit
+    a, b = socket.socketpair(); out.append("pair made")
+except OSError:
+    out.append("pair refused")
 print(*out, sep="\\n")
 """
 
@@ -421,7 +425,7 @@ PROBES: list[Probe] = [
     Probe("network (C++)", "cpp", "connect to the host's loopback listener from C++",
           lambda c: _NETWORK_CPP.replace("PORT", str(c.port)), lambda c: [("", "loopback blocked")], _check_network),
     Probe("abstract unix socket", "python", "connect and send to abstract AF_UNIX sockets on the host",
-          lambda c: _UNIX_PY.format(name=c.unix_name), lambda c: [("", "unix blocked datagram blocked pair")],
+          lambda c: _UNIX_PY.format(name=c.unix_name), lambda c: [("", "unix blocked datagram blocked pair refused")],
           _check_unix),
     Probe("write outside tmp", "python", "write into a host directory, /usr, /etc, /, the judge's binaries and "
           "cache, other workers' scratch",
@@ -463,6 +467,8 @@ PROBES: list[Probe] = [
 # worker must still be OK (a probe must not break the judge for the next sample either).
 
 HONEST = ("python", "print(sum(map(int, input().split())))", [("2 3\n", "5\n")])
+HONEST_CPP = ("cpp", "#include <cstdio>\nint main() { int a, b; std::scanf(\"%d %d\", &a, &b); std::printf(\"%d\\n\", a + b); }\n",
+              [("2 3\n", "5\n")])
 
 # a sibling's sample: its program and its output hold the answer another program would like to print
 _VICTIM_PY = "import sys\nanswer = {answer!r}\nsys.stdout.write((answer + ' ' + 'x' * 1000 + '\\n') * 300)\n"  # 300 KB
@@ -476,7 +482,7 @@ int main() { std::puts("ANSWER"); }
 # read through write() into a pipe, which fails with EFAULT on unmapped pages instead of crashing. A canary it
 # planted and freed itself shows that the scan sees freed memory at all.
 _MEMORY_SCAN_PY = r"""
-import ctypes, fcntl, gc, os, re
+import ctypes, gc, os, re
 libc = ctypes.CDLL(None, use_errno=True)
 libc.sbrk.restype = ctypes.c_void_p
 token = os.urandom(8).hex()
@@ -485,10 +491,16 @@ del planted
 answer_re = re.compile(rb"codefu-answe[r]-[0-9a-f]{24}")
 canary_re = re.compile(rb"codefu-canar[y]-" + token.encode())
 r, w = os.pipe()
-fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
-def read(addr, size):
-    n = libc.write(w, ctypes.c_void_p(addr), ctypes.c_size_t(size))
-    return os.read(r, n) if n > 0 else b""
+os.set_blocking(w, False)
+def read(addr, size):  # in pieces of the pipe's default 64 KiB (the judge refuses to grow a pipe)
+    pieces = []
+    for at in range(addr, addr + size, 1 << 16):
+        n = libc.write(w, ctypes.c_void_p(at), ctypes.c_size_t(min(1 << 16, addr + size - at)))
+        while n > 0:
+            piece = os.read(r, n)
+            pieces.append(piece)
+            n -= len(piece)
+    return b"".join(pieces)
 regions = []
 try:
     for line in open("/proc/self/maps"):
@@ -732,15 +744,24 @@ print(a + b)
 """
 
 _HARNESS_EXIT = """
-def solve(n):
-    return n + 1
+def f(n):
+    return n
 
 import {module}
 {module}.{call}(0)
-
-assert solve(1) == 3, "wrong"
 """
 
+
+# the checks of a small problem, f(n) = n + 1, as a function-call harness holds them
+_ADD_ONE_CHECK = """
+def check(candidate):
+    assert candidate(1) == 2
+    assert candidate(5) == 6
+    assert candidate(41) == 42
+    finished = True
+
+check(candidate)
+"""
 
 def _answer(ctx: "ProbeContext") -> str:
     return f"codefu-answer-{ctx.victim}"
@@ -828,7 +849,7 @@ def _check_cpu_hog(results, ctx, judge):
 @dataclass
 class IntegrityProbe:
     name: str
-    language: str  # "python", "cpp", or "harness" (a self-checking Python program through run_harness)
+    language: str  # "python", "cpp", or "harness" (a Python program and its checks through run_harness)
     tries: str
     source: Callable[["ProbeContext"], str]
     check: Callable
@@ -839,6 +860,9 @@ class IntegrityProbe:
     time_limit: float = 1.0
     memory_limit_bytes: int = 64 << 20
     stdin: str = "1 2\n"
+    tests: int = 1             # tests of the sample, each with `stdin`
+    harness_check: str = ""    # "harness": the checks (they call candidate(...)), run apart from the program
+    call: str = "f"            # "harness": the function the checks call
 
 
 INTEGRITY_PROBES: list[IntegrityProbe] = [
@@ -886,10 +910,502 @@ INTEGRITY_PROBES: list[IntegrityProbe] = [
     IntegrityProbe("stderr flood", "python", "a correct program writes 21 MiB of debugging output to stderr",
                    lambda c: _STDERR_FLOOD_PY, _check_stderr_flood, expected=lambda c: "3", time_limit=2.0),
     IntegrityProbe("exit before the checks", "harness", "sys.exit(0) in the solution, before the harness's asserts",
-                   lambda c: _HARNESS_EXIT.format(module="sys", call="exit"), _check_not_ok("sys.exit(0)")),
+                   lambda c: _HARNESS_EXIT.format(module="sys", call="exit"), _check_not_ok("sys.exit(0)"),
+                   harness_check=_ADD_ONE_CHECK),
     IntegrityProbe("exit before the checks (os._exit)", "harness", "os._exit(0) in the solution, before the asserts",
-                   lambda c: _HARNESS_EXIT.format(module="os", call="_exit"), _check_not_ok("os._exit(0)")),
+                   lambda c: _HARNESS_EXIT.format(module="os", call="_exit"), _check_not_ok("os._exit(0)"),
+                   harness_check=_ADD_ONE_CHECK),
 ]
+
+
+# --- round two (issue 30): the verdict outside the program, nothing of the judge inside it --------------------
+
+# Function-call harnesses. The checks of a small problem (f(n) = n + 1, and a float and a functional variant), and
+# programs whose f is wrong but which attack the checks instead; in one process with the checks (the judge before
+# issue 30) each of them got OK.
+_SQRT_CHECK = "assert abs(candidate(4.0) - 2.0) < 1e-6\nassert abs(candidate(9.0) - 3.0) < 1e-6\n"
+# LiveCodeBench's functional shape: the tests, with their expected answers, in the checks' own variables
+_FUNCTIONAL_CHECK = """
+import json
+
+def check():
+    tests = json.loads({tests!r})
+    for args_text, expected_text in tests:
+        args = [json.loads(line) for line in args_text.split("\\n")]
+        got = json.loads(json.dumps(candidate(*args)))
+        expected = json.loads(expected_text)
+        assert got == expected, (got, expected)
+
+check()
+"""
+_FUNCTIONAL_TESTS = [["1\n2", "3"], ["20\n22", "42"]]
+
+_HARNESS_PROGRAMS = {
+    # the completion marker a self-checking harness appends: find it among the code objects' constants, print it,
+    # leave with status 0 before any check runs
+    "marker": """
+import gc, os, sys
+def f(n):
+    return n
+found = set()
+for code in [o for o in gc.get_objects() if type(o) is type(f.__code__)] + [sys._getframe().f_code]:
+    found.update(c for c in code.co_consts if isinstance(c, str) and "complete" in c)
+print(*found, flush=True)
+os._exit(0)
+""",
+    # the same from an exit handler, which runs after the failing check
+    "atexit": """
+import atexit, gc, os, sys
+def f(n):
+    return n
+def leave():
+    found = set()
+    for code in [o for o in gc.get_objects() if type(o) is type(f.__code__)]:
+        found.update(c for c in code.co_consts if isinstance(c, str) and "complete" in c)
+    print(*found, flush=True)
+    os._exit(0)
+atexit.register(leave)
+""",
+    # an answer equal to everything
+    "always equal": """
+class Anything:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    __hash__ = object.__hash__
+def f(n):
+    return Anything()
+""",
+    # a trace function that steps over the asserts of the checks (to the line after them)
+    "settrace": """
+import sys
+def f(n):
+    return n
+def tracer(frame, event, arg):
+    if frame.f_code.co_name != "check":
+        return None
+    def step_over(frame, event, arg):
+        if event == "line" and frame.f_lineno < frame.f_code.co_firstlineno + 4:
+            frame.f_lineno = frame.f_code.co_firstlineno + 4
+        return step_over
+    return step_over
+sys.settrace(tracer)
+""",
+    # the float checks compare with abs(): make it say 0
+    "builtins": """
+import builtins
+def f(x):
+    return 0.0
+builtins.abs = lambda x: 0
+""",
+}
+_FUNCTIONAL_PROGRAMS = {
+    # the expected answers, read from the checks' frame
+    "frames": """
+import json, sys
+class Solution:
+    def add(self, a, b):
+        frame = sys._getframe(1)
+        while frame is not None:
+            tests = frame.f_locals.get("tests")
+            if isinstance(tests, list):
+                for args_text, expected_text in tests:
+                    if [json.loads(x) for x in args_text.split("\\n")] == [a, b]:
+                        return json.loads(expected_text)
+            frame = frame.f_back
+        return 0
+""",
+    # json.loads patched so that the answer and the expected one decode alike
+    "json": """
+import json
+class Solution:
+    def add(self, a, b):
+        return 0
+json.loads = lambda text, *args, **kwargs: 0
+""",
+}
+# reach the checker: signal every other process in sight, read their memory, command lines and environment
+_REACH_CHECKER_PY = """
+import os, signal
+def f(n):
+    return n
+me, seen = os.getpid(), []
+for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+    if entry.isdigit() and int(entry) != me:
+        pid = int(entry)
+        for how in ("kill", "mem", "environ"):
+            try:
+                if how == "kill":
+                    os.kill(pid, signal.SIGKILL)
+                else:
+                    with open(f"/proc/{{pid}}/{{how}}", "rb") as fh:
+                        fh.read(64)
+                seen.append(f"{{how}} {{pid}} worked")
+            except OSError:
+                pass
+try:
+    os.kill(-1, signal.SIGKILL)
+except OSError:
+    pass
+print(*seen or ["nothing reached"], sep="\\n", flush=True)
+"""
+
+# The fork referee's state, reached from a program: where the old judge kept it in a page every program inherited
+# (`server.compiling`, up the call stack), a program set it and then forked freely. In C++, any shared writable
+# mapping listed in /proc/self/maps gets written.
+_REFEREE_PAGE_PY = """
+import os, sys, time
+frame = sys._getframe()
+while frame is not None:
+    server = frame.f_locals.get("server")
+    for name in ("compiling", "referee_page", "page"):
+        page = getattr(server, name, None)
+        if page is not None:
+            try:
+                page[0] = 1
+            except Exception:
+                pass
+    frame = frame.f_back
+"""
+_REFEREE_CPU_PY = _REFEREE_PAGE_PY + _CHILD_CPU_PY
+_REFEREE_MEMORY_PY = _REFEREE_PAGE_PY + _CHILD_MEMORY_PY
+_REFEREE_STARVE_PY = _REFEREE_PAGE_PY + """
+def spin():
+    while True:
+        pass
+for _ in range(6):  # each in a session, so an autogroup, of its own
+    if os.fork() == 0:
+        os.setsid()
+        spin()
+spin()
+"""
+_REFEREE_CPP = r"""
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <unistd.h>
+int main() {
+    if (FILE* maps = std::fopen("/proc/self/maps", "r")) {
+        char line[512];
+        while (std::fgets(line, sizeof line, maps)) {
+            unsigned long start, end; char perms[8];
+            if (std::sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 && perms[1] == 'w' && perms[3] == 's')
+                std::memset((void*)start, 1, 1);  // every shared writable mapping
+        }
+        std::fclose(maps);
+    }
+    for (int i = 0; i < 3; i++) {
+        pid_t pid = fork();
+        if (pid < 0) return 1;
+        if (pid == 0) {
+            clock_t start = clock();
+            while (clock() - start < 7 * CLOCKS_PER_SEC / 10) {}
+            _exit(0);
+        }
+    }
+    std::puts("ANSWER");
+}
+"""
+
+# What of the judge a program holds: its descriptors (by fcntl, so without /proc too) and its shared mappings (from
+# /proc/self/maps where it may read it). Then it names itself and waits a moment, so that a host-side look at
+# /proc/<pid> (tests/test_sandbox_escape.py) sees the same from outside, in the tiers where /proc is closed too.
+INSPECT_NAME = "codefu-inspect"
+_INSPECT_PY = """
+import ctypes, fcntl, os, time
+fds = []
+for fd in range(1024):
+    try:
+        fcntl.fcntl(fd, fcntl.F_GETFD)
+        fds.append(str(fd))
+    except OSError:
+        pass
+try:
+    with open("/proc/self/maps") as fh:
+        shared = [fields[1] + ":" + (fields[5] if len(fields) > 5 else "anonymous")
+                  for fields in map(str.split, fh) if fields[1][3] == "s"]
+    maps = "shared " + (",".join(shared) or "none")
+except OSError:
+    maps = "maps unreadable"
+print(f"fds {{' '.join(fds)}}; {{maps}}", flush=True)
+ctypes.CDLL(None).prctl(15, b"{name}", 0, 0, 0)  # named once it holds only what it started with
+time.sleep(0.6)
+"""
+_INSPECT_CPP = r"""
+#include <cstdio>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+int main() {
+    std::printf("fds");
+    for (int fd = 0; fd < 1024; fd++)
+        if (fcntl(fd, F_GETFD) != -1) std::printf(" %d", fd);
+    if (FILE* maps = std::fopen("/proc/self/maps", "r")) {
+        char line[512]; int shared = 0;
+        std::printf("; shared ");
+        while (std::fgets(line, sizeof line, maps)) {
+            char perms[8], path[400] = "anonymous";
+            if (std::sscanf(line, "%*lx-%*lx %7s %*s %*s %*s %399s", perms, path) >= 1 && perms[3] == 's')
+                std::printf("%s%s:%s", shared++ ? "," : "", perms, path);
+        }
+        if (!shared) std::printf("none");
+        std::fclose(maps);
+    } else {
+        std::printf("; maps unreadable");
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    prctl(PR_SET_NAME, "PROCESS_TITLE", 0, 0, 0);  // named once it holds only what it started with
+    usleep(600000);
+}
+"""
+
+# A process whose main thread has exited while another runs: /proc/PID/stat says Z for it. Its other thread
+# signals every process of its uid it can (kill(-1)), for as long as it lives.
+_MAIN_THREAD_EXITS_PY = """
+import ctypes, os, threading, time
+def kill_everyone():
+    while True:
+        try:
+            os.kill(-1, 9)
+        except OSError:
+            pass
+threading.Thread(target=kill_everyone).start()
+time.sleep(0.05)
+print({answer!r}, flush=True)
+ctypes.CDLL(None).syscall({exit_nr}, 0)  # exit: the main thread only
+"""
+_MAIN_THREAD_EXITS_CPP = r"""
+#include <csignal>
+#include <cstdio>
+#include <pthread.h>
+#include <unistd.h>
+void* kill_everyone(void*) { for (;;) kill(-1, SIGKILL); }
+int main() {
+    pthread_t thread;
+    pthread_create(&thread, nullptr, kill_everyone, nullptr);
+    usleep(50000);
+    std::puts("ANSWER");
+    std::fflush(stdout);
+    pthread_exit(nullptr);  // the main thread only
+}
+"""
+
+# A judge error instead of a verdict: a binary the kernel refuses to exec (a 5000-byte .interp section: longer
+# than PATH_MAX, so execve says ENOEXEC), and descriptor flags set on stdin, stdout and stderr (O_APPEND on a
+# descriptor shared with the server made its next write into that memfd fail).
+_INTERP_CPP = r"""
+#include <cstdio>
+__attribute__((used, section(".interp"))) extern const char interp[5000] = "/lib64/ld-linux-x86-64.so.2";
+int main() { std::puts("3"); }
+"""
+_FLAGS_PY = """
+import fcntl, os
+for fd in (0, 1, 2):
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND | os.O_NONBLOCK)
+print(sum(map(int, input().split())))
+"""
+
+# Memory outside the address space, read back to prove it was held: pipes (grown with F_SETPIPE_SZ where
+# allowed), socket pairs, a memfd, stdin opened again for writing, stdout read back; and whether vmsplice works.
+_OUTSIDE_MEMORY_PY = """
+import ctypes, fcntl, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+block, held, notes = b"x" * 65536, {{}}, []
+def fill(fd):
+    os.set_blocking(fd, False)
+    n = 0
+    try:
+        while n < (64 << 20):
+            n += os.write(fd, block)
+    except OSError:
+        pass
+    return n
+def drain(fd):
+    os.set_blocking(fd, False)
+    n = 0
+    try:
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            n += len(chunk)
+    except OSError:
+        pass
+    return n
+try:
+    r, w = os.pipe()
+    fcntl.fcntl(w, 1031, 1 << 20)
+    notes.append("F_SETPIPE_SZ allowed")
+    os.close(r); os.close(w)
+except OSError:
+    notes.append("F_SETPIPE_SZ refused")
+buf = ctypes.create_string_buffer(4096)
+iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 4096)
+try:
+    r, w = os.pipe()
+    notes.append("vmsplice allowed" if libc.vmsplice(w, iov, 1, 0) > 0 else "vmsplice refused")
+    os.close(r); os.close(w)
+except OSError:
+    notes.append("vmsplice refused")
+pipes = []
+while True:
+    try:
+        r, w = os.pipe()
+    except OSError:
+        break
+    try:
+        fcntl.fcntl(w, 1031, 1 << 20)
+    except OSError:
+        pass
+    fill(w)
+    pipes.append((r, w))
+held["pipes"] = sum(drain(r) for r, w in pipes)
+for r, w in pipes:
+    os.close(r); os.close(w)
+try:
+    a, b = socket.socketpair()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 24)
+    held["sockets"] = fill(a.fileno()) and drain(b.fileno())
+except OSError:
+    held["sockets"] = 0
+try:
+    fd = os.memfd_create("hoard")
+    held["memfd"] = os.write(fd, b"x" * (8 << 20)) and len(os.pread(fd, 8 << 20, 0))
+except OSError:
+    held["memfd"] = 0
+held["stdin"] = held["stdout"] = 0
+for fd, what in ((0, "stdin"), (1, "stdout")):  # opened again for reading and writing, or read and written as is
+    for opened in ((lambda: os.open(f"/proc/self/fd/{{fd}}", os.O_RDWR)), lambda: fd):
+        try:
+            held_fd = opened()
+            os.pwrite(held_fd, b"x" * (8 << 20), 1 << 20)
+            held[what] = max(held[what], len(os.pread(held_fd, 8 << 20, 1 << 20)))
+        except OSError:
+            pass
+total = sum(held.values())
+print({answer!r} if total > (8 << 20) else "", f"held {{total / (1 << 20):.2f}} MiB outside the address space:",
+      ", ".join(f"{{k}} {{v >> 10}} KiB" for k, v in held.items()) + ";", ", ".join(notes), flush=True)
+"""
+OUTSIDE_MEMORY_BOUND_MIB = 4.0  # what a program may hold outside its address space: PROGRAM_NOFILE / 2 pipes
+
+
+def _judge_mappings(listing: str) -> list[str]:
+    """The shared mappings in "perms:path,..." a program may not hold: writable ones, and any that is not a
+    read-only system file (glibc maps /usr/lib/.../gconv-modules.cache shared and read-only by itself)."""
+    if listing in ("none", ""):
+        return []
+    return [m for m in listing.split(",") if "w" in m.split(":", 1)[0] or not m.split(":", 1)[-1].startswith("/usr/")]
+
+
+def _check_inspect(results, ctx, judge):
+    """The program's own view: descriptors 0, 1 and 2 only, and no shared mapping of the judge's (or no /proc to
+    list them: the host-side look in tests/test_sandbox_escape.py covers that tier)."""
+    said = [(r.tests[0].output.strip() if r.tests else "") for r in results]
+    bad = []
+    for text in said:
+        fds, _, maps = text.partition("; ")
+        if fds != "fds 0 1 2" or not (maps == "maps unreadable" or maps.startswith("shared ")
+                                      and not _judge_mappings(maps[len("shared "):])):
+            bad.append(text or _note(results[said.index(text)]))
+    fine = not bad and all(_not_ok(r) for r in results)
+    return fine, (f"the program holds more of the judge: {bad[0]!r}" if bad else
+                  f"{len(results)} runs: " + "; ".join(sorted(set(said))))
+
+
+def _check_outside_memory(results, ctx, judge):
+    r = results[0]
+    text = r.tests[0].output.strip() if r.tests else ""
+    try:
+        held = float(text.split("held ", 1)[1].split(" MiB", 1)[0])
+    except (IndexError, ValueError):
+        return False, f"no measurement: {text[:160]!r} ({_note(r)})"
+    fine = held <= OUTSIDE_MEMORY_BOUND_MIB and "vmsplice refused" in text and _not_ok(r)
+    return fine, text[:300]
+
+
+def _check_flags(results, ctx, judge):
+    r = results[0]
+    fine = r.verdict is Verdict.OK and len(r.tests) == 3
+    return fine, f"{r.verdict} on {len(r.tests)} tests ({_note(r) or 'every test answered'})"
+
+
+def _check_no_judge_error(what: str):
+    def check(results, ctx, judge):
+        fine = all(_not_ok(r) for r in results)
+        return fine, (f"{what}: " + ", ".join(f"{r.verdict} ({_note(r)})" for r in results[:2]))[:300]
+    return check
+
+
+def _harness_probe(name: str, program: str, tries: str, kind: str = "add one") -> "IntegrityProbe":
+    check = {"add one": _ADD_ONE_CHECK, "sqrt": _SQRT_CHECK}.get(kind)
+    if kind == "functional":
+        check = _FUNCTIONAL_CHECK.format(tests=json.dumps(_FUNCTIONAL_TESTS))
+    return IntegrityProbe(name, "harness", tries, lambda c: program, _check_not_ok(name), harness_check=check,
+                          call="Solution.add" if kind == "functional" else "f")
+
+
+_SYS_EXIT = {"x86_64": 60, "aarch64": 93}.get(os.uname().machine, 60)
+
+ROUND_TWO_PROBES: list["IntegrityProbe"] = [
+    _harness_probe("harness: print the completion marker", _HARNESS_PROGRAMS["marker"],
+                   "a wrong f; print the marker found among the code objects' constants and os._exit(0)"),
+    _harness_probe("harness: exit handler after the failed check", _HARNESS_PROGRAMS["atexit"],
+                   "a wrong f; an atexit handler prints the marker and os._exit(0) after the check fails"),
+    _harness_probe("harness: an answer equal to everything", _HARNESS_PROGRAMS["always equal"],
+                   "f returns an object whose __eq__ is always true"),
+    _harness_probe("harness: step over the asserts", _HARNESS_PROGRAMS["settrace"],
+                   "a wrong f; sys.settrace jumps over check()'s asserts"),
+    _harness_probe("harness: patch builtins", _HARNESS_PROGRAMS["builtins"],
+                   "a wrong f; builtins.abs = lambda x: 0 against the float checks", kind="sqrt"),
+    _harness_probe("harness: the expected answer from the checks' frame", _FUNCTIONAL_PROGRAMS["frames"],
+                   "read the tests and their answers from the calling frames (LiveCodeBench shape)",
+                   kind="functional"),
+    _harness_probe("harness: patch json.loads", _FUNCTIONAL_PROGRAMS["json"],
+                   "json.loads = lambda ...: 0, so that answer and expected decode alike", kind="functional"),
+    _harness_probe("harness: reach the checker", _REACH_CHECKER_PY.format(),
+                   "kill(-1), SIGKILL and /proc/PID/mem, environ of every process in sight; a wrong f"),
+    IntegrityProbe("fork after writing the referee's state", "python",
+                   "set server.compiling (the referee's page, up the stack), then 3 children burn 5 s of CPU",
+                   lambda c: _REFEREE_CPU_PY.format(answer=_answer(c)), _check_not_ok("children")),
+    IntegrityProbe("fork after writing the referee's state (C++)", "cpp",
+                   "write every shared writable mapping of /proc/self/maps, then fork 3 busy children",
+                   lambda c: _REFEREE_CPP.replace("ANSWER", _answer(c)), _check_not_ok("children")),
+    IntegrityProbe("memory in children after writing the referee's state", "python",
+                   "set the referee's page, then 3 children hold 120 MiB each under a 64 MiB limit",
+                   lambda c: _REFEREE_MEMORY_PY.format(answer=_answer(c)), _check_not_ok("children"),
+                   time_limit=2.0),
+    IntegrityProbe("setsid children next to a sample", "python",
+                   "set the referee's page, fork 6 children that setsid and spin, next to an honest sample",
+                   lambda c: _REFEREE_STARVE_PY, _check_cpu_hog, next_to=_BUSY_HONEST_PY),
+    IntegrityProbe("nothing of the judge in a program", "python",
+                   "list its descriptors (fcntl) and shared mappings (/proc/self/maps)",
+                   lambda c: _INSPECT_PY.format(name=INSPECT_NAME), _check_inspect, copies=0,
+                   expected=lambda c: "the judge reachable"),
+    IntegrityProbe("nothing of the judge in a program (C++)", "cpp", "the same from C++",
+                   lambda c: _INSPECT_CPP.replace("PROCESS_TITLE", INSPECT_NAME), _check_inspect, copies=0,
+                   expected=lambda c: "the judge reachable"),
+    IntegrityProbe("main thread exits, another kills", "python",
+                   "print the answer, exit the main thread only; another thread calls kill(-1, SIGKILL) forever",
+                   lambda c: _MAIN_THREAD_EXITS_PY.format(answer=_answer(c), exit_nr=_SYS_EXIT),
+                   _check_not_ok("a zombie main thread"), copies=0),
+    IntegrityProbe("main thread exits, another kills (C++)", "cpp", "the same with pthread_exit from main",
+                   lambda c: _MAIN_THREAD_EXITS_CPP.replace("ANSWER", _answer(c)),
+                   _check_not_ok("a zombie main thread"), copies=0),
+    IntegrityProbe("a binary execve refuses", "cpp",
+                   "a 5000-byte .interp section (execve: ENOEXEC), for a judge error instead of a verdict",
+                   lambda c: _INTERP_CPP, _check_no_judge_error("the binary"), expected=lambda c: "3"),
+    IntegrityProbe("flags on stdin, stdout, stderr", "python",
+                   "O_APPEND | O_NONBLOCK on its descriptors 0-2 (they were the server's), then answer 3 tests",
+                   lambda c: _FLAGS_PY, _check_flags, expected=lambda c: "3", tests=3),
+    IntegrityProbe("memory outside the address space", "python",
+                   "hold data in pipes (F_SETPIPE_SZ), socket pairs, a memfd, stdin, stdout; vmsplice",
+                   lambda c: _OUTSIDE_MEMORY_PY.format(answer=_answer(c)), _check_outside_memory,
+                   time_limit=2.0),
+]
+
+INTEGRITY_PROBES += ROUND_TWO_PROBES
 
 
 def make_context(secret: str | None = None) -> ProbeContext:
@@ -920,17 +1436,19 @@ def make_context(secret: str | None = None) -> ProbeContext:
 
 
 def _honest_after(judge) -> bool:
-    """Honest samples, two per worker, after a probe: every one must still be OK."""
-    language, source, tests = HONEST
-    results = judge.run_many([Submission(language, source, tests, 2.0, 64 << 20)] * (2 * judge.workers))
+    """Honest samples after a probe, a Python and a C++ one on every worker: every one must still be OK."""
+    subs = [Submission(language, source, tests, 2.0, 64 << 20) for language, source, tests in (HONEST, HONEST_CPP)]
+    results = judge.run_many([sub for sub in subs for _ in range(judge.workers)])
     return all(r.verdict is Verdict.OK for r in results)
 
 
 def _run_integrity_probe(probe: IntegrityProbe, ctx: ProbeContext, judge) -> list[SampleResult]:
     source, expected = probe.source(ctx), probe.expected(ctx)
     if probe.language == "harness":
-        return [judge.run_harness(source, probe.time_limit, probe.memory_limit_bytes)]
-    sub = Submission(probe.language, source, [(probe.stdin, expected)], probe.time_limit, probe.memory_limit_bytes)
+        return [judge.run_harness(source, probe.harness_check, probe.call, probe.time_limit,
+                                  probe.memory_limit_bytes)]
+    sub = Submission(probe.language, source, [(probe.stdin, expected)] * probe.tests, probe.time_limit,
+                     probe.memory_limit_bytes)
     if probe.next_to is not None:
         return judge.run_many([sub, Submission("python", probe.next_to, [("2 3\n", "5\n")], 1.0, 64 << 20)])
     if probe.victim is None:
@@ -977,18 +1495,20 @@ def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
                 own = results[:1] if probe.next_to is not None else results  # (not the honest one next to it)
                 result = next((r for r in own if r.verdict is Verdict.OK), results[0])
                 kind = "integrity"
+                judge_errors = sum(r.verdict is Verdict.JUDGE_ERROR for r in results)
             else:
                 result = judge.run(probe.language, probe.source(ctx), probe.tests(ctx), probe.time_limit,
                                    probe.memory_limit_bytes)
                 contained, evidence = probe.check(result, ctx, judge)
                 kind = "escape"
+                judge_errors = int(result.verdict is Verdict.JUDGE_ERROR)
             wall = time.monotonic() - started
             honest = _honest_after(judge)
             rows.append({"probe": probe.name, "kind": kind, "language": probe.language, "tries": probe.tries,
                          "verdict": result.verdict.value, "contained": bool(contained) and honest,
                          "honest_after": honest, "evidence": evidence if honest else
                          f"{evidence}; HONEST SAMPLES AFTER IT FAILED", "seconds": round(wall, 3),
-                         "judge_error": result.judge_error})
+                         "judge_error": result.judge_error, "judge_errors": judge_errors})
     finally:
         if previous is None:
             os.environ.pop(SECRET_ENV, None)
