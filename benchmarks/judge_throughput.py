@@ -13,6 +13,10 @@ Workloads (run one judge at a time, each with every core):
   mixed     real solutions from the dataset, by language and intended verdict (correct, WA, TLE, RE, CE),
             judged on all their tests: samples per second, and whether each judge's verdict matches
   loop      one infinite-loop sample with 3 tests and a 1 s limit: what a TLE sample costs
+  harness   HumanEval's 164 canonical solutions through `Judge.run_harness` (the codefu judges only): one run
+            per problem, so tests/s is problems/s. The judge before issue 30 ran one self-checking program (the
+            solution, then the problem's asserts); today's runs the solution and, in a second process, the checks
+            that question it. Each checkout builds the run its own `run_harness` takes from the same parts
 
 The three judges:
   codefu    codefu_helpers.sandbox.Judge: isolated fork servers, CPU-time limits, stops a sample at its first TLE,
@@ -87,6 +91,24 @@ def trivial_workload(n_tests: int, tests_per_sample: int = 50) -> list[dict]:
     return samples
 
 
+def harness_workload() -> list[dict]:
+    """HumanEval's canonical solutions, with both shapes of a harness run: `parts` for today's run_harness (program,
+    checks, the function they call) and `single` for the one self-checking program the judge before issue 30 took
+    (exactly what its `harness_program` built: the prompt, the solution, the test code, `check(entry_point)`)."""
+    from codefu_helpers.eval_datasets import load_humaneval
+    from codefu_helpers.evaluate import harness_parts
+
+    samples = []
+    for problem in load_humaneval():
+        body = problem.solutions[0][1][len(problem.prompt_code):]
+        parts = harness_parts(problem, body)
+        samples.append({"language": "python", "intended": "OK", "problem": problem.problem_id, "tests": [["", ""]],
+                        "time_limit": 3.0, "memory_limit_bytes": 1 << 30,
+                        "harness": {"program": parts.program, "check": parts.check, "call": parts.call,
+                                    "single": f"{parts.program}\n\n{problem.test_code}\n\ncheck({problem.entry_point})\n"}})
+    return samples
+
+
 def loop_workload() -> list[dict]:
     return [{"language": lang, "intended": "TLE", "source": src, "tests": [["1\n", "1\n"]] * 3, "time_limit": 1.0,
              "memory_limit_bytes": 256 << 20, "problem": "infinite loop"}
@@ -119,7 +141,8 @@ def cpu_seconds_now() -> float:
 
 _CPU_MODULE = "import os\nimport resource\nfrom pathlib import Path\n\n\n" + inspect.getsource(cpu_seconds_now)
 _CODEFU_RUNNER = textwrap.dedent("""
-    import json, sys, time
+    import inspect, json, sys, time
+    from concurrent.futures import ThreadPoolExecutor
     sys.path.insert(0, sys.argv[3])  # the benchmark's own directory: cpu_seconds_now
     from judge_throughput_cpu import cpu_seconds_now
     from codefu_helpers.sandbox import Judge, Submission, Verdict
@@ -128,10 +151,22 @@ _CODEFU_RUNNER = textwrap.dedent("""
     with Judge(workers=int(sys.argv[1]), isolation=sys.argv[2]) as judge:
         warm = judge.run_many([Submission("python", "print(1)", [("", "1")], 1.0, 64 << 20)])  # start-up: not work
         assert warm[0].verdict is Verdict.OK, warm[0]
+        two_parts = "check" in inspect.signature(judge.run_harness).parameters  # since issue 30
+
+        def harness(s):
+            h = s["harness"]
+            if two_parts:
+                return judge.run_harness(h["program"], h["check"], h["call"], s["time_limit"], s["memory_limit_bytes"])
+            return judge.run_harness(h["single"], s["time_limit"], s["memory_limit_bytes"])
+
         subs = [Submission(s["language"], s["source"], [tuple(t) for t in s["tests"]], s["time_limit"],
-                           s["memory_limit_bytes"]) for s in samples]
+                           s["memory_limit_bytes"]) for s in samples if "harness" not in s]
         cpu, start = cpu_seconds_now(), time.perf_counter()
-        results = judge.run_many(subs)
+        if subs:
+            results = judge.run_many(subs)
+        else:  # harness runs: one at a time per caller, so as many callers as workers and more
+            with ThreadPoolExecutor(2 * judge.workers) as pool:
+                results = list(pool.map(harness, samples))
         seconds, cpu = time.perf_counter() - start, cpu_seconds_now() - cpu
     print(json.dumps({"seconds": seconds, "verdicts": [r.verdict.value for r in results], "cpu": cpu,
                       "isolation": judge.isolation}))
@@ -270,6 +305,8 @@ def main() -> None:
     parser.add_argument("--trivial", type=int, default=2000, help="trivial tests in the per-test overhead workload")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--skip-verl", action="store_true")
+    parser.add_argument("--harness", action=argparse.BooleanOptionalAction, default=True,
+                        help="the HumanEval harness workload (codefu judges only)")
     parser.add_argument("--judges", default="codefu,naive,verl", help="which judges to run (comma-separated)")
     parser.add_argument("--tiers", default="bwrap,container" if os.geteuid() == 0 else "bwrap",
                         help="isolation tiers of the codefu judge: bwrap, container, userns (the last two need "
@@ -293,6 +330,8 @@ def main() -> None:
         "mixed": mixed_workload(Path(args.dataset), Path(args.sources) if args.sources else None, args.per_kind),
         "loop": loop_workload(),
     }
+    if args.harness:
+        workloads["harness"] = harness_workload()
     wanted = set(args.judges.split(","))
     judges = {}
     if "codefu" in wanted:
@@ -312,7 +351,8 @@ def main() -> None:
             subset = [s for s in samples if s["language"] == language]
             if not subset:
                 continue
-            runs = {name: [] for name in judges if not (name == "verl" and language != "python")}
+            runs = {name: [] for name in judges if not (name == "verl" and language != "python")
+                    and not (workload == "harness" and not name.startswith(("codefu/", "base/")))}
             for _ in range(args.repeat):  # interleaved, so that the machine's load drifts over every judge alike
                 for name in runs:
                     runs[name].append(judges[name](subset, args.workers))

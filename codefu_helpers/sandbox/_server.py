@@ -17,7 +17,12 @@ Processes, so that no program starts from memory that ever held another sample's
            the next sample it hands that request's header back to the zygote and exits; the zygote forks a fresh
            one, which reads on. So a program finds in its memory only its own sample (its input, its source, its
            earlier tests' outputs), never a sibling's.
-  referee  root and container modes: a child the server forks before any filter (see the seccomp section).
+  referee  root and container modes: a child the server forks before any filter (see the seccomp section). Its
+           state (which callers may fork) lives in its own memory only; no program maps or holds any of it.
+  checker  harness runs only (`Judge.run_harness`): forked by the sample process before the candidate, as the
+           slot's checker uid, with the program's filters; it runs the checks and questions the candidate over
+           two pipes, plain data both ways (`plain_encode`), and reports its outcome on a third the candidate never
+           holds. Neither process can signal, trace or read the other (different uids, not dumpable).
 
 Per test the sample process forks a child that sets rlimits, drops to a non-root uid with no capabilities, keeps
 the seccomp filters it inherited (userns mode: attaches its own), arms a CPU timer (ITIMER_PROF: the exact
@@ -38,13 +43,15 @@ gets a build directory of its own, made for a compile and removed after it); in 
 are mounted read-only for them; in "container" mode Landlock grants them no write access, or, on a kernel
 without Landlock, their filter refuses every open for writing and every call that creates, removes or renames a
 file. stdout is a memfd capped by RLIMIT_FSIZE (the output limit: WA past it); stderr is a pipe drained while the
-program runs, keeping its tail, so that any amount of debugging output leaves a verdict alone. After a compile the
+program runs, keeping its tail, so that any amount of debugging output leaves a verdict alone. The program opens
+stdin (read-only) and stdout (write-only) afresh, so flags it sets on them (O_APPEND, O_NONBLOCK) stay its own;
+every other descriptor of the server is closed before its code runs. After a compile the
 build directory is emptied by `remove_tree`, which copes with any tree, and checked; a clean-up or check that fails
 marks the reply "unhealthy" (the run's verdict stands) and the host replaces this server before the next request.
 
 Modes (argv[1] JSON "mode"):
   "root"      bwrap tier, the host runs as root (CI, a root shell). bubblewrap makes no user namespace. Each
-              worker has its own uid for programs.
+              worker has three uids of its own: programs, the compiler, a harness's checker.
   "userns"    bwrap tier, an ordinary user: bubblewrap made a user namespace in which every process is the same
               host uid, so each run gets a PID namespace of its own: a monitor (pid 1 there, with a fresh /tmp,
               /dev/shm and /proc, and the binary directory hidden) forks the program, which enters a nested user
@@ -52,13 +59,14 @@ Modes (argv[1] JSON "mode"):
               kernel kills everything left.
   "container" container tier, for root in a container that may not create namespaces (Docker's default
               seccomp profile refuses them; SageMaker training jobs run so). No namespace at all: each worker
-              (slot) runs its programs as its own unprivileged uid, with the seccomp filters (which also keep
-              sockets off the network) and, where the kernel has Landlock, a ruleset limiting files to the
-              system, the program's own binary and (compiler only) the slot's build directory.
+              (slot) runs its programs, compiler and checker as three unprivileged uids of its own, with the
+              seccomp filters (which also refuse sockets) and, where the kernel has Landlock, a ruleset limiting
+              files to the system, the program's own binary and (compiler only) the slot's build directory.
   In both root and container modes the sample process is a child subreaper: after each run it kills every
-  process of the slot's uid (the usual case, nothing left, is one wait call). A server that dies mid-run leaves
-  that clean-up to the next server of its slot, which kills every process of the uid before it serves (and to the
-  judge, which does the same when it closes).
+  process of the slot's uids -- a process counts as alive while any of its threads is, and the clean-up returns
+  only when none is left (the usual case, nothing left, is one wait call). A server that dies mid-run leaves
+  that clean-up to the next server of its slot, which kills every process of its uids before it serves (and to
+  the judge, which does the same when it closes).
   "none"      explicitly unisolated: no namespaces, no uid change, no filter; process-group kill and a temp
               directory.
 """

@@ -18,9 +18,11 @@ Key ideas
   `run_many` keeps every worker busy. C++ is compiled once per distinct source (sha256 cache) in the sandbox,
   with a precompiled <bits/stdc++.h> (`cpp.py`). Tests stop at the first time-limit verdict.
 - Integrity: nothing but solving the problem gets OK. Every sample runs in a fresh fork of a process that never
-  held another sample's data, and sees only its own binary. A program is one process (no fork, no memfd; threads
-  share its limits) and creates no files, so all its CPU time and memory count; stderr never fails a program; a
-  harness program must run to its end (`run_harness`). `info()["accounting"]` says it in words.
+  held another sample's data, and sees only its own binary. A program is one process (no fork, no memfd, no
+  socket, no grown pipe; threads share its limits) and creates no files, so all its CPU time and memory count;
+  it holds nothing of the judge's but its own read-only stdin and write-only stdout; stderr never fails a
+  program. A harness's checks run in a process of their own that the program cannot reach, and the program
+  answers their calls with plain data (`run_harness`). `info()["accounting"]` says it in words.
 - Time. The TLE verdict uses the *CPU time* of the program (all its threads; a compiler's children too), not wall
   time, so an overloaded machine does not turn a correct solution into a TLE:
       CPU limit  = time_limit x TIME_MULTIPLIERS[language]   (1.0 for both: Codeforces gives every language the
@@ -39,7 +41,9 @@ Key ideas
   compared here. A compiled binary over MAX_BINARY_BYTES is a compile error that says so.
 - Judge failures (a sandbox that crashed, hung or could not start a program) give Verdict.JUDGE_ERROR and
   `SampleResult.judge_error`, never WA; a crashed or failed server is replaced and the sample retried once, and a
-  server whose clean-up after a run failed is replaced before the next one (that run's verdict stands).
+  server whose clean-up after a run failed is replaced before the next one (that run's verdict stands). What a
+  program does to itself is never a judge failure: a binary of its own that execve refuses is RE (MLE for
+  ENOMEM), a clean-up it made hard is charged to it (RE).
 
 A Judge owns processes and threads: make one per process (or per Ray actor) and close it (or use `with`).
 `get_judge()` gives a lazily started, process-wide judge that `reward.compute_score` uses; it is shut down at

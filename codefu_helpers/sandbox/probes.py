@@ -37,6 +37,7 @@ from .results import SampleResult, Submission, Verdict
 SECRET_ENV = "AWS_SECRET_ACCESS_KEY"
 REPOSITORY_DATASET = Path(__file__).resolve().parents[2] / "data" / "sample" / "code_contests_sample.jsonl"
 DAEMON_NAME = "codefu-daemon"  # the comm name the daemon probe gives itself, searched for on the host
+LEFTOVER_NAME = "codefu-leftover"  # the same for the process whose main thread exits while another runs
 
 
 @dataclass
@@ -101,12 +102,16 @@ def _unix_received(ctx: ProbeContext) -> bool:
     return False
 
 
-def _host_processes_named(name: str) -> list[int]:
+def _host_processes_named(name: str, alive: bool = False) -> list[int]:
+    """Pids of the processes named `name`; with alive, only those with a live thread (a process whose main thread
+    has exited shows Z in /proc/PID/stat while its other threads run; a true zombie has only that one)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if Path(f"/proc/{entry}/comm").read_text().strip() == name:
+                if Path(f"/proc/{entry}/comm").read_text().strip() == name and (not alive or any(
+                        Path(f"/proc/{entry}/task/{task}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+                        for task in os.listdir(f"/proc/{entry}/task"))):
                     found.append(int(entry))
             except OSError:
                 pass
@@ -863,6 +868,7 @@ class IntegrityProbe:
     tests: int = 1             # tests of the sample, each with `stdin`
     harness_check: str = ""    # "harness": the checks (they call candidate(...)), run apart from the program
     call: str = "f"            # "harness": the function the checks call
+    group: str = ""            # the class of attack it belongs to, in the probe table (default: its kind)
 
 
 INTEGRITY_PROBES: list[IntegrityProbe] = [
@@ -911,10 +917,10 @@ INTEGRITY_PROBES: list[IntegrityProbe] = [
                    lambda c: _STDERR_FLOOD_PY, _check_stderr_flood, expected=lambda c: "3", time_limit=2.0),
     IntegrityProbe("exit before the checks", "harness", "sys.exit(0) in the solution, before the harness's asserts",
                    lambda c: _HARNESS_EXIT.format(module="sys", call="exit"), _check_not_ok("sys.exit(0)"),
-                   harness_check=_ADD_ONE_CHECK),
+                   harness_check=_ADD_ONE_CHECK, group="harness checks"),
     IntegrityProbe("exit before the checks (os._exit)", "harness", "os._exit(0) in the solution, before the asserts",
                    lambda c: _HARNESS_EXIT.format(module="os", call="_exit"), _check_not_ok("os._exit(0)"),
-                   harness_check=_ADD_ONE_CHECK),
+                   harness_check=_ADD_ONE_CHECK, group="harness checks"),
 ]
 
 
@@ -1162,8 +1168,8 @@ int main() {
 """
 
 # A process whose main thread has exited while another runs: /proc/PID/stat says Z for it. Its other thread
-# signals every process of its uid it can (kill(-1)), for as long as it lives.
-_MAIN_THREAD_EXITS_PY = """
+# signals every process of its uid it can (kill(-1)), every 5 ms, for as long as it lives.
+_MAIN_THREAD_EXITS_PY = _REFEREE_PAGE_PY + """
 import ctypes, os, threading, time
 def kill_everyone():
     while True:
@@ -1171,18 +1177,28 @@ def kill_everyone():
             os.kill(-1, 9)
         except OSError:
             pass
-threading.Thread(target=kill_everyone).start()
-time.sleep(0.05)
-print({answer!r}, flush=True)
-ctypes.CDLL(None).syscall({exit_nr}, 0)  # exit: the main thread only
+        time.sleep(0.005)  # little CPU: it outlives the run's CPU limit
+try:  # in a child, where fork works (the referee's page set): the program itself ends at once, its child looks dead
+    child = os.fork()
+except OSError:
+    child = 0
+if child == 0:
+    ctypes.CDLL(None).prctl(15, b"{name}", 0, 0, 0)  # found by name on the host, its thread too
+    threading.Thread(target=kill_everyone).start()
+    time.sleep(0.05)
+    print({answer!r}, flush=True)
+    ctypes.CDLL(None).syscall({exit_nr}, 0)  # exit: the main thread only
 """
 _MAIN_THREAD_EXITS_CPP = r"""
 #include <csignal>
 #include <cstdio>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <unistd.h>
-void* kill_everyone(void*) { for (;;) kill(-1, SIGKILL); }
+void* kill_everyone(void*) { for (;;) { kill(-1, SIGKILL); usleep(5000); } }  // little CPU
 int main() {
+    if (fork() > 0) return 0;  // in a child, where fork works (the program itself ends at once)
+    prctl(PR_SET_NAME, "PROCESS_TITLE", 0, 0, 0);  // found by name on the host, its thread too
     pthread_t thread;
     pthread_create(&thread, nullptr, kill_everyone, nullptr);
     usleep(50000);
@@ -1325,6 +1341,16 @@ def _check_outside_memory(results, ctx, judge):
     return fine, text[:300]
 
 
+def _check_leftover(results, ctx, judge):
+    """Every run judged (no JUDGE_ERROR, no OK) and, seen from the host once the runs are over, no live thread of a
+    process named LEFTOVER_NAME; the honest samples after it show nothing of it was left to kill them."""
+    alive = _host_processes_named(LEFTOVER_NAME, alive=True)
+    fine = not alive and all(_not_ok(r) for r in results)
+    return fine, (f"{len(alive)} processes named {LEFTOVER_NAME} still alive on the host after the runs; " if alive
+                  else f"nothing named {LEFTOVER_NAME} alive on the host after the runs; ") + ", ".join(
+        f"{r.verdict} ({_note(r)})" for r in results[:2])[:250]
+
+
 def _check_flags(results, ctx, judge):
     r = results[0]
     fine = r.verdict is Verdict.OK and len(r.tests) == 3
@@ -1343,10 +1369,13 @@ def _harness_probe(name: str, program: str, tries: str, kind: str = "add one") -
     if kind == "functional":
         check = _FUNCTIONAL_CHECK.format(tests=json.dumps(_FUNCTIONAL_TESTS))
     return IntegrityProbe(name, "harness", tries, lambda c: program, _check_not_ok(name), harness_check=check,
-                          call="Solution.add" if kind == "functional" else "f")
+                          call="Solution.add" if kind == "functional" else "f", group=HARNESS)
 
 
 _SYS_EXIT = {"x86_64": 60, "aarch64": 93}.get(os.uname().machine, 60)
+# the classes of the round-two attacks (issue 30), one per finding, as the probe table groups them
+HARNESS, REFEREE, JUDGE_STATE = "harness checks", "fork referee", "judge state in a program"
+CLEAN_UP, FORCED_ERROR, OUTSIDE = "clean-up", "forced judge error", "memory outside the limit"
 
 ROUND_TWO_PROBES: list["IntegrityProbe"] = [
     _harness_probe("harness: print the completion marker", _HARNESS_PROGRAMS["marker"],
@@ -1368,41 +1397,42 @@ ROUND_TWO_PROBES: list["IntegrityProbe"] = [
                    "kill(-1), SIGKILL and /proc/PID/mem, environ of every process in sight; a wrong f"),
     IntegrityProbe("fork after writing the referee's state", "python",
                    "set server.compiling (the referee's page, up the stack), then 3 children burn 5 s of CPU",
-                   lambda c: _REFEREE_CPU_PY.format(answer=_answer(c)), _check_not_ok("children")),
+                   lambda c: _REFEREE_CPU_PY.format(answer=_answer(c)), _check_not_ok("children"), group=REFEREE),
     IntegrityProbe("fork after writing the referee's state (C++)", "cpp",
                    "write every shared writable mapping of /proc/self/maps, then fork 3 busy children",
-                   lambda c: _REFEREE_CPP.replace("ANSWER", _answer(c)), _check_not_ok("children")),
+                   lambda c: _REFEREE_CPP.replace("ANSWER", _answer(c)), _check_not_ok("children"), group=REFEREE),
     IntegrityProbe("memory in children after writing the referee's state", "python",
                    "set the referee's page, then 3 children hold 120 MiB each under a 64 MiB limit",
                    lambda c: _REFEREE_MEMORY_PY.format(answer=_answer(c)), _check_not_ok("children"),
-                   time_limit=2.0),
+                   time_limit=2.0, group=REFEREE),
     IntegrityProbe("setsid children next to a sample", "python",
                    "set the referee's page, fork 6 children that setsid and spin, next to an honest sample",
-                   lambda c: _REFEREE_STARVE_PY, _check_cpu_hog, next_to=_BUSY_HONEST_PY),
+                   lambda c: _REFEREE_STARVE_PY, _check_cpu_hog, next_to=_BUSY_HONEST_PY, group=REFEREE),
     IntegrityProbe("nothing of the judge in a program", "python",
                    "list its descriptors (fcntl) and shared mappings (/proc/self/maps)",
                    lambda c: _INSPECT_PY.format(name=INSPECT_NAME), _check_inspect, copies=0,
-                   expected=lambda c: "the judge reachable"),
+                   expected=lambda c: "the judge reachable", group=JUDGE_STATE),
     IntegrityProbe("nothing of the judge in a program (C++)", "cpp", "the same from C++",
                    lambda c: _INSPECT_CPP.replace("PROCESS_TITLE", INSPECT_NAME), _check_inspect, copies=0,
-                   expected=lambda c: "the judge reachable"),
+                   expected=lambda c: "the judge reachable", group=JUDGE_STATE),
     IntegrityProbe("main thread exits, another kills", "python",
                    "print the answer, exit the main thread only; another thread calls kill(-1, SIGKILL) forever",
-                   lambda c: _MAIN_THREAD_EXITS_PY.format(answer=_answer(c), exit_nr=_SYS_EXIT),
-                   _check_not_ok("a zombie main thread"), copies=0),
+                   lambda c: _MAIN_THREAD_EXITS_PY.format(answer=_answer(c), exit_nr=_SYS_EXIT, name=LEFTOVER_NAME),
+                   _check_leftover, copies=0, time_limit=0.5, group=CLEAN_UP),
     IntegrityProbe("main thread exits, another kills (C++)", "cpp", "the same with pthread_exit from main",
-                   lambda c: _MAIN_THREAD_EXITS_CPP.replace("ANSWER", _answer(c)),
-                   _check_not_ok("a zombie main thread"), copies=0),
+                   lambda c: _MAIN_THREAD_EXITS_CPP.replace("ANSWER", _answer(c)).replace("PROCESS_TITLE",
+                                                                                          LEFTOVER_NAME),
+                   _check_leftover, copies=0, time_limit=0.5, group=CLEAN_UP),
     IntegrityProbe("a binary execve refuses", "cpp",
                    "a 5000-byte .interp section (execve: ENOEXEC), for a judge error instead of a verdict",
-                   lambda c: _INTERP_CPP, _check_no_judge_error("the binary"), expected=lambda c: "3"),
+                   lambda c: _INTERP_CPP, _check_no_judge_error("the binary"), expected=lambda c: "3", group=FORCED_ERROR),
     IntegrityProbe("flags on stdin, stdout, stderr", "python",
                    "O_APPEND | O_NONBLOCK on its descriptors 0-2 (they were the server's), then answer 3 tests",
-                   lambda c: _FLAGS_PY, _check_flags, expected=lambda c: "3", tests=3),
+                   lambda c: _FLAGS_PY, _check_flags, expected=lambda c: "3", tests=3, group=FORCED_ERROR),
     IntegrityProbe("memory outside the address space", "python",
                    "hold data in pipes (F_SETPIPE_SZ), socket pairs, a memfd, stdin, stdout; vmsplice",
                    lambda c: _OUTSIDE_MEMORY_PY.format(answer=_answer(c)), _check_outside_memory,
-                   time_limit=2.0),
+                   time_limit=2.0, group=OUTSIDE),
 ]
 
 INTEGRITY_PROBES += ROUND_TWO_PROBES
@@ -1495,16 +1525,18 @@ def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
                 own = results[:1] if probe.next_to is not None else results  # (not the honest one next to it)
                 result = next((r for r in own if r.verdict is Verdict.OK), results[0])
                 kind = "integrity"
+                group = probe.group or kind
                 judge_errors = sum(r.verdict is Verdict.JUDGE_ERROR for r in results)
             else:
                 result = judge.run(probe.language, probe.source(ctx), probe.tests(ctx), probe.time_limit,
                                    probe.memory_limit_bytes)
                 contained, evidence = probe.check(result, ctx, judge)
-                kind = "escape"
+                kind = group = "escape"
                 judge_errors = int(result.verdict is Verdict.JUDGE_ERROR)
             wall = time.monotonic() - started
             honest = _honest_after(judge)
-            rows.append({"probe": probe.name, "kind": kind, "language": probe.language, "tries": probe.tries,
+            rows.append({"probe": probe.name, "kind": kind, "class": group, "language": probe.language,
+                         "tries": probe.tries,
                          "verdict": result.verdict.value, "contained": bool(contained) and honest,
                          "honest_after": honest, "evidence": evidence if honest else
                          f"{evidence}; HONEST SAMPLES AFTER IT FAILED", "seconds": round(wall, 3),
