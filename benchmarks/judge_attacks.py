@@ -15,6 +15,10 @@ no-landlock (the same with Landlock answered by ENOSYS, with programs_may_read_h
 
 The table gives each probe's verdict per tier, before -> now, and whether the check found it contained; the
 JSON keeps every row with its evidence (and the honest samples' outcome after each probe).
+
+    # the whole battery's table per tier, from the files the escape tests write when asked
+    CODEFU_PROBE_TABLE=/tmp/probes .venv/bin/python -m pytest -q tests/test_sandbox_escape.py
+    .venv/bin/python benchmarks/judge_attacks.py --probe-table /tmp/probes --classes
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import argparse
 import json
 import os
 import pwd
+import re
 import subprocess
 import sys
 import tempfile
@@ -126,13 +131,56 @@ def render(saved: dict) -> str:
     return "\n".join(lines)
 
 
+def _kind_of(link: str) -> str:
+    """A descriptor's link without what differs per run: "/memfd:stdin (deleted)" -> "/memfd:stdin", "pipe:[42]"
+    -> "pipe"."""
+    return re.sub(r"\s*\(deleted\)|:\[[0-9]+\]", "", link)
+
+
+def probe_table(folder: Path, round_two_only: bool) -> str:
+    """The tier x probe table of the battery files tests/test_sandbox_escape.py writes ($CODEFU_PROBE_TABLE), with
+    what the first tier's check saw, and what the host saw of the inspect probes."""
+    runs = {t: json.loads((folder / f"{t}.json").read_text()) for t in TIERS if (folder / f"{t}.json").exists()}
+    first = next(iter(runs))
+    head = ["probe", "class", *runs, f"the {first} tier's check saw"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in runs[first]["rows"]:
+        if round_two_only and row.get("class") in (None, "escape", "integrity"):
+            continue
+        cells = []
+        for out in runs.values():
+            other = next(r for r in out["rows"] if r["probe"] == row["probe"])
+            mark = "" if other["contained"] else (" **exposed (opt-in)**" if "EXPOSED, as accepted" in
+                                                  other["evidence"] else " **NOT CONTAINED**")
+            cells.append(other["verdict"] + mark + ("" if other.get("honest_after", True) else " honest failed"))
+        evidence = row["evidence"].replace("|", "/").replace("\n", " ")
+        lines.append(f"| {row['probe']} | {row.get('class', row['kind'])} | {' | '.join(cells)} | "
+                     f"{evidence[:150]}{'...' if len(evidence) > 150 else ''} |")
+    errors = {tier: sum(r.get("judge_errors", 0) for r in out["rows"]) for tier, out in runs.items()}
+    lines += ["", "JUDGE_ERROR verdicts in the whole battery: " + ", ".join(f"{t} {n}" for t, n in errors.items())]
+    for tier, out in runs.items():
+        seen = out.get("inspected", [])
+        fds = sorted({" ".join(f"{fd}:{_kind_of(link)}" for fd, link in sorted(s["fds"].items())) for s in seen})
+        shared = sorted({m for s in seen for m in s["shared"]}) or ["none"]
+        lines.append(f"Seen from the host in {tier}: {len(seen)} inspect runs "
+                     f"({sum('python' in s['exe'] for s in seen)} Python); descriptors {' / '.join(fds)}; "
+                     f"shared mappings {', '.join(shared)}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiers", default=",".join(TIERS) if os.geteuid() == 0 else "bwrap")
     parser.add_argument("--baseline", default="", help="another checkout (the judge before issue 30)")
     parser.add_argument("--json", default="", help="write every row here")
     parser.add_argument("--render", default="", help="only print the table of a JSON written by --json")
+    parser.add_argument("--probe-table", default="", help="only print the table of the battery files in this "
+                                                          "folder ($CODEFU_PROBE_TABLE of tests/test_sandbox_escape.py)")
+    parser.add_argument("--classes", action="store_true", help="with --probe-table: the round-two classes only")
     args = parser.parse_args()
+    if args.probe_table:
+        print(probe_table(Path(args.probe_table), args.classes))
+        return
     if args.render:
         print(render(json.loads(Path(args.render).read_text())))
         return
