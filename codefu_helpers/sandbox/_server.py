@@ -1906,18 +1906,8 @@ def _checker(server, req, fds, workdir):
         outcome = {"outcome": "passed"}
         try:
             exec(code, {"__name__": "__main__", "__builtins__": builtins, "candidate": candidate})
-        except ProgramEnded:
-            outcome = {"outcome": "ended"}
-        except ProgramRaised as exc:
-            outcome = {"outcome": "raised", "message": str(exc)}
-        except NotPlainData as exc:
-            outcome = {"outcome": "not_plain", "message": str(exc)}
-        except MemoryError:
-            outcome = {"outcome": "out_of_memory"}
-        except AssertionError as exc:
-            outcome = {"outcome": "failed", "message": _exception_text(exc)}
-        except BaseException as exc:
-            outcome = {"outcome": "check_raised", "message": _exception_text(exc)}
+        except BaseException as exc:  # what ended the checks early says the verdict
+            outcome = _checks_outcome(exc)
         outcome["calls"] = candidate.calls[0]
     except BaseException as exc:
         outcome["message"] = _exception_text(exc)
@@ -1925,6 +1915,21 @@ def _checker(server, req, fds, workdir):
         _write_all(report, json.dumps(outcome).encode())
     finally:
         os._exit(0)
+
+
+# what left the checks, in order (the first class that matches): the checker's outcome, and whether it says why
+_CHECKS_ENDED_BY = ((ProgramEnded, "ended", False), (ProgramRaised, "raised", True), (NotPlainData, "not_plain", True),
+                    (MemoryError, "out_of_memory", False), (AssertionError, "failed", True),
+                    (BaseException, "check_raised", True))
+
+
+def _checks_outcome(exc):
+    outcome, said = next((name, said) for kind, name, said in _CHECKS_ENDED_BY if isinstance(exc, kind))
+    if not said:
+        return {"outcome": outcome}
+    # the program's own exception, or why a value could not be carried, as the stub worded it
+    text = str(exc) if isinstance(exc, (ProgramRaised, NotPlainData)) else _exception_text(exc)
+    return {"outcome": outcome, "message": text}
 
 
 def _exception_text(exc):
