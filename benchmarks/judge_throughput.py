@@ -23,7 +23,9 @@ The three judges:
             C++ compiled once with a precompiled header; once per isolation tier (--tiers): codefu/bwrap
             (bubblewrap namespaces), codefu/container (a uid per worker, seccomp, Landlock, no namespaces; the
             tier for containers that refuse namespaces, run here as root alongside bwrap) and codefu/userns
-            (bubblewrap in user namespaces, as an ordinary user: run as `nobody` when this runs as root). Each
+            (bubblewrap in user namespaces, as an ordinary user: run as `nobody` when this runs as root) and
+            codefu/landlock (an ordinary user whom namespaces are refused: `nobody` under a Docker-like seccomp
+            profile, tests/test_sandbox_container.py's `docker_like`). Each
             judge runs in a process of its own, started before the clock does. With --baseline DIR the same
             judge from another checkout (DIR, e.g. the main branch) runs alongside as base/<tier>, and the table
             gives each tier's ratio to it
@@ -175,7 +177,8 @@ _CODEFU_RUNNER = textwrap.dedent("""
 
 def run_codefu(samples: list[dict], workers: int, isolation: str = "auto", root: Path = ROOT
                ) -> tuple[float, list[str], float]:
-    """The judge of the checkout at `root` in a process of its own (isolation "userns": bwrap as `nobody`)."""
+    """The judge of the checkout at `root` in a process of its own (isolation "userns": bwrap as `nobody`;
+    "landlock": the landlock tier as `nobody`, with namespaces refused as in a Docker container)."""
     tier = "bwrap" if isolation == "userns" else isolation
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -185,18 +188,23 @@ def run_codefu(samples: list[dict], workers: int, isolation: str = "auto", root:
         env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(root), "HOME": tmp, "LANG": "C.UTF-8",
                "CODEFU_JUDGE_CACHE": os.environ.get("CODEFU_JUDGE_CACHE", str(Path.home() / ".cache/codefu/judge"))}
         argv = [sys.executable, str(runner), str(workers), tier, tmp]
-        if isolation == "userns":  # as nobody, with the system interpreter (the judge's host side needs only the
-            # standard library; nobody may not be able to reach this environment)
+        if isolation in ("userns", "landlock"):  # as nobody, with the system interpreter (the judge's host side
+            # needs only the standard library; nobody may not be able to reach this environment)
             argv[0] = "/usr/bin/python3"
             if os.geteuid() != 0:
-                raise SystemExit("--tiers userns runs the judge as nobody, which needs root; as an ordinary user "
-                                 "the bwrap tier already is the user-namespace mode")
+                raise SystemExit(f"--tiers {isolation} runs the judge as nobody, which needs root; as an ordinary "
+                                 "user the bwrap tier already is the user-namespace mode, and landlock runs as is")
             nobody = pwd.getpwnam("nobody")
             cache = Path(tmp) / "cache"
             cache.mkdir()
             os.chown(cache, nobody.pw_uid, nobody.pw_gid)
             env["CODEFU_JUDGE_CACHE"] = str(cache)
             argv = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups", *argv]
+            if isolation == "landlock":
+                sys.path.insert(0, str(ROOT / "tests"))
+                from test_sandbox_container import docker_like
+
+                argv = docker_like(argv)
         proc = subprocess.run(argv, input=json.dumps(samples), text=True, capture_output=True, cwd=tmp, env=env,
                               timeout=3600)
     if proc.returncode != 0:
@@ -309,8 +317,8 @@ def main() -> None:
                         help="the HumanEval harness workload (codefu judges only)")
     parser.add_argument("--judges", default="codefu,naive,verl", help="which judges to run (comma-separated)")
     parser.add_argument("--tiers", default="bwrap,container" if os.geteuid() == 0 else "bwrap",
-                        help="isolation tiers of the codefu judge: bwrap, container, userns (the last two need "
-                             "root)")
+                        help="isolation tiers of the codefu judge: bwrap, container, userns, landlock (the last "
+                             "three need root: userns and landlock run as nobody)")
     parser.add_argument("--baseline", default="",
                         help="another checkout of this repository (e.g. the main branch): its codefu judge runs "
                              "alongside, per tier, as base/<tier>")

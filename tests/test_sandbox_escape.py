@@ -41,11 +41,11 @@ import pytest
 from codefu_helpers.sandbox import Judge
 from codefu_helpers.sandbox.probes import (DAEMON_NAME, INSPECT_NAME, INTEGRITY_PROBES, PROBES, SECRET_ENV,
                                            _host_processes_named, _judge_mappings, run_escape_probes)
-from test_sandbox_container import run_docker_like
+from test_sandbox_container import docker_like, run_docker_like
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "5ec7e7000000000000c0ffee"
-TIERS = ["bwrap", "userns", "container", "docker-like", "no-landlock"]
+TIERS = ["bwrap", "userns", "container", "docker-like", "no-landlock", "landlock"]
 ALL_PROBES = [p.name for p in PROBES] + [p.name for p in INTEGRITY_PROBES]
 EXPOSED_WITHOUT_LANDLOCK = "read the data channels"  # what programs_may_read_host_files accepts
 
@@ -66,8 +66,10 @@ _BATTERY = textwrap.dedent("""
 """)
 
 
-def _as_nobody(script: str, kwargs: dict) -> dict:
-    """The battery as an ordinary user (bubblewrap then makes a user namespace): `nobody`, when this runs as root."""
+def _as_nobody(script: str, kwargs: dict, namespaces: bool = True) -> dict:
+    """The battery as an ordinary user (bubblewrap then makes a user namespace): `nobody`, when this runs as root.
+    Without namespaces: as a Docker container's processes run (tests/test_sandbox_container.py's `docker_like`),
+    where `auto` must pick the landlock tier."""
     if os.geteuid() != 0:
         proc = subprocess.run([sys.executable, "-c", script, json.dumps(kwargs)], capture_output=True, text=True,
                               timeout=900, env={**os.environ, SECRET_ENV: SECRET, "PYTHONPATH": str(ROOT)})
@@ -79,9 +81,10 @@ def _as_nobody(script: str, kwargs: dict) -> dict:
     try:
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CODEFU_JUDGE_CACHE": str(home / "cache"),
                "HOME": str(home), SECRET_ENV: SECRET}
-        proc = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
-                               "/usr/bin/python3", "-c", script, json.dumps(kwargs)], env=env, cwd=home,
-                              capture_output=True, text=True, timeout=900)
+        argv = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                "/usr/bin/python3", "-c", script, json.dumps(kwargs)]
+        proc = subprocess.run(argv if namespaces else docker_like(argv), env=env, cwd=home, capture_output=True,
+                              text=True, timeout=900)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return json.loads(proc.stdout.strip().splitlines()[-1])
     finally:
@@ -126,7 +129,7 @@ class _Inspector(threading.Thread):
 def battery(request):
     """{"tier", "isolation", "mode", "info", "verdicts", "rows": {probe: row}} of one tier's battery."""
     tier = request.param
-    if tier in ("container", "docker-like", "no-landlock") and os.geteuid() != 0:
+    if tier in ("container", "docker-like", "no-landlock", "landlock") and os.geteuid() != 0:
         pytest.skip("the container tier runs as root (as SageMaker jobs do)")
     with _Inspector() as inspector:
         out = _battery(tier)
@@ -142,6 +145,8 @@ def battery(request):
 def _battery(tier: str) -> dict:
     if tier == "userns":
         out = _as_nobody(_BATTERY, {"isolation": "bwrap"})
+    elif tier == "landlock":  # an ordinary user whom namespaces are refused: auto picks it
+        out = _as_nobody(_BATTERY, {}, namespaces=False)
     elif tier == "docker-like":
         out, _ = run_docker_like(_BATTERY, json.dumps({}), env={SECRET_ENV: SECRET})
     elif tier == "no-landlock":
@@ -165,7 +170,8 @@ def _battery(tier: str) -> dict:
 @pytest.mark.slow
 def test_the_tier_is_the_one_asked_for_and_judges_plainly(battery):
     expected = {"bwrap": ("bwrap", "root"), "userns": ("bwrap", "userns"), "container": ("container", "container"),
-                "docker-like": ("container", "container"), "no-landlock": ("container", "container")}
+                "docker-like": ("container", "container"), "no-landlock": ("container", "container"),
+                "landlock": ("landlock", "landlock")}
     assert (battery["isolation"], battery["mode"]) == expected[battery["tier"]]
     assert battery["verdicts"] in (None, ["OK", "TLE", "OK"])
     assert battery["info"]["landlock"] is None if battery["tier"] == "no-landlock" else True

@@ -1,5 +1,5 @@
-"""Sandboxed judge for model-written programs: Python 3 and C++17 on stdin/stdout tests, and self-checking
-Python programs (HumanEval style).
+"""Sandboxed judge for model-written programs: Python 3 and C++17 on stdin/stdout tests, and function-call
+harnesses (HumanEval, LiveCodeBench's LeetCode problems: the checks in a process of their own).
 
     from codefu_helpers.sandbox import Judge, Verdict
     with Judge() as judge:
@@ -9,8 +9,10 @@ Python programs (HumanEval style).
 Programs run in bubblewrap sandboxes (no network, read-only system, private /tmp, non-root uid, rlimits,
 seccomp, leftover processes killed after every test) served by pre-started fork servers, so a Python test costs
 milliseconds. Where namespaces are refused (root in a Docker-like container, e.g. a SageMaker training job) the
-"container" tier takes over: a uid per worker, rlimits, seccomp, Landlock, no namespaces; `Judge.info()` names
-the tier, and a launcher calls `require_isolation()` to fail early when no tier works. Verdicts: OK, WA, TLE, MLE,
+"container" tier takes over: a uid per worker, rlimits, seccomp, Landlock, no namespaces; for an ordinary user
+without namespaces (SageMaker Studio, Ubuntu 24.04) the "landlock" tier: Landlock and seccomp, no uid change.
+`Judge.info()` names the tier, `python -m codefu_helpers.sandbox.doctor` says why not a better one, and a launcher
+calls `require_isolation()` to fail early when no tier works. Verdicts: OK, WA, TLE, MLE,
 RE, CE, and JUDGE_ERROR when the judge itself failed (never reported as a wrong answer). Start with `judge.py`
 for the rules on time, memory and output, `isolation.py` for the tiers.
 

@@ -67,6 +67,10 @@ Modes (argv[1] JSON "mode"):
   only when none is left (the usual case, nothing left, is one wait call). A server that dies mid-run leaves
   that clean-up to the next server of its slot, which kills every process of its uids before it serves (and to
   the judge, which does the same when it closes).
+  "landlock"  landlock tier, an ordinary user who may create no namespaces: no bubblewrap, no uid change, no
+              referee. Each run attaches its own whole filter ("program", plus "no_signals" before Landlock ABI 6;
+              "base" for the compiler) and a Landlock ruleset (a C++ program's: with its one binary file), and is a
+              process group of its own, which is what the clean-up kills (see `_init_landlock`).
   "none"      explicitly unisolated: no namespaces, no uid change, no filter; process-group kill and a temp
               directory.
 """
@@ -219,7 +223,8 @@ FILE_WRITE_DENIED = ("creat", "mkdir", "mkdirat", "mknod", "mknodat", "link", "l
                      "futimesat", "setxattr", "lsetxattr", "removexattr", "lremovexattr")
 CLONE_NEW_FLAGS = (CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWUTS, CLONE_NEWNET, CLONE_NEWCGROUP)
 _CLONE_FLAGS_ARG = {"s390": 1, "s390x": 1}  # clone(flags, ...) everywhere but s390, where the stack comes first
-FILTER_ROLES = ("base", "program", "no_writes", "notifier")
+SIGNAL_CALLS = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal")
+FILTER_ROLES = ("base", "program", "no_writes", "no_signals", "notifier")
 
 
 def seccomp_programs():
@@ -290,6 +295,14 @@ def _filter(role, unknown):
         _add(filt, seccomp.ERRNO(errno.ENOSYS), "openat2", unknown)  # flags in memory again: back to openat
         for name in FILE_WRITE_DENIED:
             _add(filt, eperm, name, unknown)
+        return filt
+    if role == "no_signals":  # on top of the others; kill(0, ...) is the run's own process group, itself
+        filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.ALLOW)
+        for name in SIGNAL_CALLS:
+            if name == "kill":
+                filt.add_rule(eperm, "kill", seccomp.Arg(0, seccomp.NE, 0))
+            else:
+                _add(filt, eperm, name, unknown)
         return filt
     filt.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)
     for name in DENIED_SYSCALLS + MEMORY_DENIED + ((PROCESS_CALLS + MODE_CHANGES) if role == "program" else ()):
@@ -390,12 +403,12 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def landlock_abi():
-    """The kernel's Landlock ABI version, or None where there is none (too old, disabled, or refused by a
-    seccomp profile such as an older Docker's)."""
+def landlock_abi(at_most=None):
+    """The kernel's Landlock ABI version (or `at_most`, when lower), or None where there is none (too old,
+    disabled, or refused by a seccomp profile such as an older Docker's)."""
     abi = LIBC.syscall(ctypes.c_long(_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
                        ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
-    return abi if abi > 0 else None
+    return (min(abi, at_most) if at_most else abi) if abi > 0 else None
 
 
 def landlock_ruleset(abi, read_exec, read, devices, read_write):
@@ -616,6 +629,20 @@ def _proc_status():
     except OSError:
         pass
     return out
+
+
+def _tasks_on_machine():
+    """Every task (thread) on the machine, from /proc/loadavg: at least as many as this user has."""
+    with open("/proc/loadavg", "rb") as fh:
+        return int(fh.read().split()[3].split(b"/")[1])
+
+
+def _both(first, second):
+    """One call that makes two (attaching two filters, say)."""
+    def call():
+        first()
+        second()
+    return call
 
 
 def _killpg(pgid):
@@ -880,7 +907,7 @@ def _wait_draining(pid, deadline, stderr):
 class Server:
     def __init__(self, config):
         self.mode = config["mode"]
-        if self.mode not in ("root", "userns", "container", "none"):
+        if self.mode not in ("root", "userns", "container", "landlock", "none"):
             raise ValueError(f"unknown mode {self.mode!r}")
         # root and container modes: the slot's uids (each its own group too): programs run as `uid`, the compiler
         # as `compile_uid` (the only one besides root whose forks the referee allows), a harness's checker as
@@ -902,7 +929,9 @@ class Server:
         os.dup2(null, 1)
         os.close(null)
         self.own_pidns = None
-        self.landlock = None     # container mode: the kernel's Landlock ABI, when it has one
+        self.landlock = None     # container and landlock modes: the Landlock ABI in use, when the kernel has one
+        # at most this ABI (None: the kernel's): how an older kernel's judge behaves, tested on a newer one
+        self.landlock_max_abi = config.get("landlock_max_abi")
         self.restrictors = {}    # ... and per role the call that enforces that role's ruleset
         self.filters, self.seccomp_unknown = {}, []
         if self.mode != "none" and config.get("seccomp", True):
@@ -940,11 +969,17 @@ class Server:
             prctl(PR_SET_DUMPABLE, 0)
         elif self.mode == "container":
             self._init_container()
+        elif self.mode == "landlock":
+            self._init_landlock()
         if self.filters:
             prctl(PR_SET_NO_NEW_PRIVS, 1)  # nothing a run executes can gain privileges; lets a run attach filters
-            if self.mode == "userns":  # its set-up needs what "base" refuses: each run attaches a whole filter
+            if self.mode in ("userns", "landlock"):  # each run attaches a whole filter (userns: its set-up needs
+                # what "base" refuses; landlock: no uid tells the compiler from a program, for a referee to see)
                 self.attachers = {"program": seccomp_attacher(self.filters["program"]),
                                   "compiler": seccomp_attacher(self.filters["base"])}
+                if self.mode == "landlock" and self.landlock < 6:  # no Landlock signal scope: no signals at all
+                    self.attachers["program"] = _both(self.attachers["program"],
+                                                      seccomp_attacher(self.filters["no_signals"]))
             else:
                 self._start_referee()
                 seccomp_attacher(self.filters["base"])()  # the server needs none of it; every run inherits it
@@ -971,7 +1006,7 @@ class Server:
         _drop_capability_bounding_set()
         self._kill_leftovers()  # what an earlier server of this slot may have left (it crashed mid-run)
         remove_tree(self.scratch, keep_top=True)
-        self.landlock = landlock_abi()
+        self.landlock = landlock_abi(self.landlock_max_abi)
         if self.landlock is not None:
             system = list(LANDLOCK_SYSTEM_PATHS)
             binaries = [p for key, p in self.path_map.items() if key == "/judge/bin"]
@@ -985,6 +1020,35 @@ class Server:
             self.restrictors = {role: landlock_restrictor(fd) for role, fd in rulesets.items()}
         else:  # nothing keeps programs out of world-writable directories: their filter refuses every write
             self.writes_refused = True
+
+    def _init_landlock(self):
+        """Landlock mode: an ordinary user without namespaces (a SageMaker Studio space, Ubuntu 24.04 with user
+        namespaces restricted). Programs run as this very user, so nothing here may rest on a uid: Landlock keeps
+        them to the system's files (and each run is a Landlock domain of its own, which -- ABI 6 and later --
+        scopes its signals and abstract sockets to itself), seccomp refuses new processes, ptrace and the rest
+        (signals too, before ABI 6), and this server, like every process of the judge, is not dumpable, so that
+        no program of the same uid may read its memory or environment. Clean-up is by process group (a run is
+        one process group; programs cannot leave it), never by uid: that would kill the user's own processes."""
+        if os.geteuid() == 0:
+            raise RuntimeError("landlock mode runs programs as this user; as root use the container tier")
+        if not self.filters:
+            raise RuntimeError("landlock mode needs the seccomp filter (Judge(seccomp=True)): without namespaces or "
+                               "a uid of their own it is what keeps programs off processes, sockets and the network")
+        self.landlock = landlock_abi(self.landlock_max_abi)
+        if self.landlock is None:
+            raise RuntimeError(f"landlock mode needs Landlock, which this kernel ({os.uname().release}) does not "
+                               f"offer")
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_DUMPABLE, 0)
+        remove_tree(self.scratch, keep_top=True)
+        system = list(LANDLOCK_SYSTEM_PATHS)
+        header = [p for key, p in self.path_map.items() if key == "/judge/cache"]
+        self.program_rules = dict(read_exec=system, read=[*LANDLOCK_READ_PATHS, self.run_dir],
+                                  devices=LANDLOCK_DEVICES, read_write=[])
+        rulesets = {"program": landlock_ruleset(self.landlock, **self.program_rules),
+                    "compiler": landlock_ruleset(self.landlock, read_exec=system + header, read=LANDLOCK_READ_PATHS,
+                                                 devices=LANDLOCK_DEVICES, read_write=[self.scratch])}
+        self.restrictors = {role: landlock_restrictor(fd) for role, fd in rulesets.items()}
 
     def _start_referee(self):
         """Forks the referee (before any filter: its own forks must not need it), attaches the fork notifier and
@@ -1007,7 +1071,7 @@ class Server:
 
     def program_dir(self):
         """A program's working, home and temporary directory (empty, and not writable for it)."""
-        return {"container": self.run_dir, "none": self.scratch}.get(self.mode, "/tmp")
+        return {"container": self.run_dir, "landlock": self.run_dir, "none": self.scratch}.get(self.mode, "/tmp")
 
     def host_path(self, arg):
         for sandbox_prefix, host_prefix in self.path_map.items():
@@ -1053,7 +1117,7 @@ class Server:
         its own sample only: what its programs can find there is theirs."""
         if self.mode != "none":
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote gone: so are we
-        if self.mode in ("root", "container"):
+        if self.mode in ("root", "container", "landlock"):
             prctl(PR_SET_CHILD_SUBREAPER, 1)  # everything a run starts stays our descendant (see _kill_run)
         self.stderr_used = True  # the memfds are the zygote's: the last sample process's stderr may be there
         sample = None
@@ -1115,8 +1179,9 @@ class Server:
     # --- after a run ---------------------------------------------------------------------------------------
 
     def _signal_all(self, pid):
-        """SIGKILL to the run: the program (_kill_run then finds the rest by uid); none mode, its process group."""
-        if self.mode == "none":
+        """SIGKILL to the run: the program (_kill_run then finds the rest by uid); none and landlock modes, its
+        process group."""
+        if self.mode in ("none", "landlock"):
             _killpg(pid)
             return
         try:
@@ -1129,8 +1194,22 @@ class Server:
         waits until all of it is gone."""
         if self.mode == "none":
             _killpg(pid)
+        elif self.mode == "landlock":
+            self._kill_process_group(pid)
         elif self.mode != "userns":
             self._kill_slot_processes()
+
+    def _kill_process_group(self, pgid):
+        """Landlock mode: kills the run's process group (only a compiler starts processes, and none can leave its
+        group) and reaps until this subreaper has no child left; raises RuntimeError after 10 s."""
+        deadline = time.monotonic() + 10.0
+        while True:
+            _killpg(pgid)
+            if not _reap_children():
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"processes of the run's group {pgid} survived SIGKILL for 10 s")
+            time.sleep(0.0005)
 
     def _kill_slot_processes(self):
         """Root and container modes: kills every process of the slot's uids and reaps it; returns when none is left,
@@ -1165,7 +1244,7 @@ class Server:
                 left = os.listdir("/tmp") + os.listdir("/dev/shm")
                 if left:
                     return f"files left in /tmp or /dev/shm after the run: {left[:5]}"
-            elif self.mode == "container" and compile_run:
+            elif self.mode in ("container", "landlock") and compile_run:
                 remove_tree(files_dir, keep_top=True)
                 os.chmod(files_dir, 0o700)
                 left = os.listdir(self.scratch) + os.listdir(self.run_dir)
@@ -1244,7 +1323,7 @@ class _Run:
             os.mkdir("/tmp/build", 0o700)
             os.chown("/tmp/build", server.compile_uid, server.compile_uid)
             self.files_dir = "/tmp/build"
-        elif server.mode == "container":
+        elif server.mode in ("container", "landlock"):
             self.files_dir = server.scratch
         else:
             import tempfile
@@ -1258,6 +1337,8 @@ class _Run:
 
     def execute(self):
         server, req = self.server, self.req
+        if server.mode == "landlock":  # RLIMIT_NPROC counts every task of this user, programs' or not: the
+            req["nproc"] = int(req["nproc"]) + _tasks_on_machine()  # run's share comes on top of them all
         # the input is in: the program's descriptor of it is a read-only one of its own, at offset 0
         self.fds["stdin"] = self._keep(os.open(f"/proc/self/fd/{self.stdin}", os.O_RDONLY | os.O_CLOEXEC))
         self.program = (None, None)  # (source, compiled code) for a Python run
@@ -1516,14 +1597,19 @@ def _child(server, req, fds, status_w, workdir, source, code):
         os.dup2(fds["stderr"], 2)
         binary = fds.get("binary")
         channel = (fds["calls"], fds["answers"]) if req["kind"] == "harness" else None
-        if role in server.restrictors:
+        if binary is not None and server.mode == "landlock":  # its own binary may run, and no other: the binary
+            # directory is this user's, so a rule for this one file (an exec through the descriptor needs it)
+            landlock_restrictor(landlock_ruleset(server.landlock, **dict(
+                server.program_rules, read_exec=[*server.program_rules["read_exec"],
+                                                 server.host_path(req["argv"][0])])))()
+        elif role in server.restrictors:
             server.restrictors[role]()  # before the ruleset's fd is closed below
         _close_all_but([x for x in (status_w, binary, *(channel or ())) if x is not None])
         os.chdir(workdir)
         if workdir != os.environ.get("HOME"):
             os.environ.update(HOME=workdir, TMPDIR=workdir)
-        if server.mode == "none":
-            os.setpgid(0, 0)  # "none" mode: the process group is all we can kill
+        if server.mode in ("none", "landlock"):
+            os.setpgid(0, 0)  # the run's own process group: what the clean-up kills (no uid of its own)
         kind = req["kind"]
         _set_limits(req, role)
         _drop_privileges(server, role)

@@ -25,8 +25,20 @@ Tiers (`Judge(isolation=...)`; "auto" takes the first that works here):
              (before 5.13) nothing would keep programs from reading the host's world-readable files -- the data
              channels, checkpoints, the repository with its dataset: the judge refuses to start there unless
              asked with `programs_may_read_host_files=True` ($CODEFU_JUDGE_PROGRAMS_MAY_READ_HOST_FILES=1).
-  none       runs programs as the calling user: only for machines where neither can work, only when asked for by
+  landlock   for an ordinary user who may create no namespaces (a SageMaker Studio space: a non-root user under
+             Docker's seccomp profile; Ubuntu 23.10+ restricting user namespaces with AppArmor). No bubblewrap, no
+             uid change: programs run as that user, so what keeps them from the user's files and the judge's
+             processes is Landlock (the system's files and the program's own binary only; each run a domain of
+             its own, which from ABI 6 scopes signals and abstract sockets to the run) and seccomp (no new
+             process, ptrace, socket or namespace; no signal at all before Landlock ABI 6); the judge's processes
+             are not dumpable, and a run is cleaned up by its process group, never by uid. Chosen by "auto" for a
+             non-root user when bubblewrap cannot start (or is not installed) and Landlock is there; without
+             Landlock the judge refuses, naming the three ways out (`no_tier_message`).
+  none       runs programs as the calling user: only for machines where no tier can work, only when asked for by
              name, and it says so loudly.
+
+`python -m codefu_helpers.sandbox.doctor` (`make doctor`) says which tier "auto" takes on a machine and why not a
+better one.
 """
 
 from __future__ import annotations
@@ -46,8 +58,9 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-ISOLATION_CHOICES = ("auto", "bwrap", "container", "none")
-TIER_OF_MODE = {"root": "bwrap", "userns": "bwrap", "container": "container", "none": "none"}  # how -> which tier
+ISOLATION_CHOICES = ("auto", "bwrap", "container", "landlock", "none")
+TIER_OF_MODE = {"root": "bwrap", "userns": "bwrap", "container": "container", "landlock": "landlock",
+                "none": "none"}  # how -> which tier
 SERVER_SCRIPT = Path(__file__).with_name("_server.py")
 DEFAULT_PYTHON = "/usr/bin/python3"
 TMP_SIZE_BYTES = 256 << 20  # the compiler's /tmp in a sandbox (tmpfs: only what is used costs memory)
@@ -78,6 +91,14 @@ def resolve_isolation(isolation: str) -> tuple[str, str | None]:
                 f"runs as uid {os.geteuid()}): use it as root in a container (SageMaker jobs run as root), or use "
                 f"isolation='bwrap'")
         return "container", None
+    if isolation == "landlock":
+        if os.geteuid() == 0:
+            raise SandboxUnavailableError(
+                "isolation='landlock' runs programs as this very user, for users who may neither create namespaces "
+                "nor switch uids; as root use isolation='container' (a uid per worker) or 'bwrap'")
+        if host_landlock_abi() is None:
+            raise SandboxUnavailableError(no_tier_message("isolation='landlock' was asked for"))
+        return "landlock", None
     if isolation == "none":
         message = ("CODEFU JUDGE RUNS MODEL-WRITTEN CODE UNISOLATED (isolation='none'): programs run as your "
                    "user, can read and write your files, reach the network and leave processes behind. Use "
@@ -89,9 +110,25 @@ def resolve_isolation(isolation: str) -> tuple[str, str | None]:
     if shutil.which("bwrap") is None:
         if isolation == "auto" and os.geteuid() == 0:  # a stock image (SageMaker's PyTorch DLC) has none
             return "container", "bubblewrap (bwrap) is not installed here"
+        if isolation == "auto" and host_landlock_abi() is not None:  # an ordinary user: the landlock tier
+            return "landlock", "bubblewrap (bwrap) is not installed here"
+        if isolation == "auto":
+            raise SandboxUnavailableError(no_tier_message("bubblewrap (bwrap) is not installed here"))
         raise SandboxUnavailableError(f"bubblewrap (bwrap) is not on PATH, so the judge cannot isolate "
                                       f"programs: {INSTALL_HINT}")
     return ("root" if os.geteuid() == 0 else "userns"), None
+
+
+def no_tier_message(why: str) -> str:
+    """Why no tier can protect the host's files for this user here, and the three ways out."""
+    return (f"the judge cannot isolate programs here: {why}, and this kernel ({os.uname().release}) has no Landlock "
+            "for the landlock tier, which an ordinary user without namespaces needs. Three ways out: (1) let this "
+            "user create user namespaces for the bwrap tier -- Ubuntu 23.10+: `sudo sysctl -w "
+            "kernel.apparmor_restrict_unprivileged_userns=0`, Docker: `--security-opt seccomp=unconfined "
+            "--security-opt apparmor=unconfined`, and install bubblewrap; (2) a kernel with Landlock (Linux 5.13+ "
+            "with `landlock` in /sys/kernel/security/lsm; not refused by a seccomp profile); (3) run the judge as "
+            "root (`sudo`, or a container's root), which gives the container tier. `make doctor` says which "
+            "applies here")
 
 
 def private_directory(path: str | os.PathLike) -> Path:
@@ -156,7 +193,7 @@ def server_command(mode: str, python: str, config: dict, bin_dir: Path, cache_ro
                    server: Path = SERVER_SCRIPT) -> list[str]:
     """The argv that starts one server: bwrap ... python3 -I -B /judge/server.pyc CONFIG (or the bare server);
     `server` is `_server.py` or what `compile_server` made of it."""
-    if mode in ("none", "container"):
+    if mode in ("none", "container", "landlock"):
         return [python, "-I", "-B", str(server), json.dumps(config)]
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "judge"]

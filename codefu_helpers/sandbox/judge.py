@@ -12,7 +12,9 @@ Key ideas
 - Isolation tiers: "bwrap" (namespaces) where bubblewrap can create them; where it cannot, or is not installed
   (root in a Docker-like container, such as a SageMaker training job) `isolation="auto"` falls back to "container"
   (a uid per worker, seccomp, Landlock, no namespaces) and says so once, loudly; without Landlock that tier refuses
-  to start unless `programs_may_read_host_files=True`. `info()["isolation"]` names the tier in use,
+  to start unless `programs_may_read_host_files=True`. An ordinary user whom namespaces are refused (SageMaker
+  Studio, Ubuntu 24.04) gets the "landlock" tier (programs as that user, kept off everything by Landlock and
+  seccomp). `info()["isolation"]` names the tier in use,
   `info()["isolation_line"]` says it in a sentence; `require_isolation()` is the start-up check for a launcher.
 - A sample (one program + its tests) runs on one worker; many samples run at once, one per worker, and
   `run_many` keeps every worker busy. C++ is compiled once per distinct source (sha256 cache) in the sandbox,
@@ -76,8 +78,8 @@ from queue import Queue
 from . import cpp
 from .checker import outputs_match
 from .isolation import (DEFAULT_PYTHON, TIER_OF_MODE, SandboxProcess, SandboxUnavailableError, WorkerCrashed,
-                        check_python, compile_server, host_landlock_abi, kill_processes_of_uids, remove_tree,
-                        resolve_isolation, server_command)
+                        check_python, compile_server, host_landlock_abi, kill_processes_of_uids, no_tier_message,
+                        remove_tree, resolve_isolation, server_command)
 from .results import SampleResult, Submission, TestResult, Verdict, normalize_language
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,10 @@ MAX_BINARY_BYTES = 64 << 20
 CACHE_ENTRIES = 4096              # compiled binaries (and compile errors) kept per judge
 REQUEST_MARGIN_SECONDS = 15.0     # how much longer than a run's wall limit the host waits for its server
 READ_HOST_FILES_ENV = "CODEFU_JUDGE_PROGRAMS_MAY_READ_HOST_FILES"  # "1": the container tier without Landlock
+# at most this Landlock ABI in the container and landlock tiers (default: the kernel's): what a judge on an older
+# kernel does (Ubuntu 24.04's 6.8 has ABI 4: no signal scope, so the landlock tier refuses programs every signal),
+# tested on a newer one
+LANDLOCK_ABI_ENV = "CODEFU_JUDGE_LANDLOCK_ABI"
 HARNESS_CHECKER_CPU_SECONDS = 10.0  # a harness's checker: CPU time on top of the program's limit
 UIDS_PER_WORKER = 3               # programs, the compiler, a harness's checker
 UID_RANGE = 4096                  # uids reserved per judge (a random, aligned range)
@@ -161,18 +167,23 @@ class _Worker(threading.Thread):
         judge = self.judge
         config = {"mode": judge.mode, "uid": self.uid, "gid": self.uid, "compile_uid": self.compile_uid,
                   "checker_uid": self.checker_uid, "seccomp": judge.seccomp,
-                  "scratch": str(judge._scratch / "none-mode")}
+                  "scratch": str(judge._scratch / "none-mode"), "landlock_max_abi": judge.landlock_max_abi}
         old_slot = None
         if judge.mode == "none":
             config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge.cache_root)}
-        elif judge.mode == "container":
+        elif judge.mode in ("container", "landlock"):
             # a fresh build directory per server: whatever the last one left there is not this one's problem
             self.generation += 1
             old_slot, self.slot_dir = self.slot_dir, judge._scratch / f"slot-{self.index}-{self.generation}"
             self.slot_dir.mkdir(mode=0o700)
-            os.chown(self.slot_dir, self.compile_uid, self.compile_uid)
             config.update(scratch=str(self.slot_dir), run_dir=str(judge._run_dir))
-            config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge._cache_view)}
+            if judge.mode == "container":
+                os.chown(self.slot_dir, self.compile_uid, self.compile_uid)
+                config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge._cache_view)}
+            else:  # one uid for all: this user's (Landlock, not a uid, keeps programs to their own files)
+                uid = os.getuid()
+                config.update(uid=uid, gid=os.getgid(), compile_uid=uid, checker_uid=uid)
+                config["path_map"] = {"/judge/bin": str(judge._bin_dir), "/judge/cache": str(judge.cache_root)}
         argv = server_command(judge.mode, judge.python, config, judge._bin_dir, judge.cache_root, judge._server)
         self.server = SandboxProcess(argv, self.log_path, run_as=judge._run_as)
         if old_slot is not None and old_slot.exists():  # the new server killed what the old uid left running
@@ -285,6 +296,10 @@ class Judge:
         if programs_may_read_host_files is None:
             programs_may_read_host_files = os.environ.get(READ_HOST_FILES_ENV, "") == "1"
         self.programs_may_read_host_files = bool(programs_may_read_host_files)
+        cap = os.environ.get(LANDLOCK_ABI_ENV, "")
+        if cap and not (cap.isdigit() and int(cap) >= 1):
+            raise ValueError(f"${LANDLOCK_ABI_ENV} must be a Landlock ABI version (1, 2, ...), got {cap!r}")
+        self.landlock_max_abi = int(cap) if cap else None
         # why the tier in use is not the first choice
         self.mode, self.isolation_reason = resolve_isolation(isolation)
         self.python = check_python(python)
@@ -354,6 +369,20 @@ class Judge:
             except SandboxUnavailableError as error:
                 errors.append(("as nobody in a user namespace", error))
         tried = "\n\n".join(f"bubblewrap {how}: {error}" for how, error in errors)
+        if isolation == "auto" and os.geteuid() != 0:
+            # An ordinary user whom namespaces are refused (Docker's seccomp profile in a SageMaker Studio space,
+            # Ubuntu 24.04's AppArmor restriction): the landlock tier needs none, only Landlock.
+            if host_landlock_abi() is None:
+                raise SandboxUnavailableError(no_tier_message(f"bubblewrap cannot start a sandbox "
+                                                              f"({_bwrap_reason(errors[-1][1])})")) from None
+            self.mode = "landlock"
+            self.isolation_reason = f"bubblewrap cannot start a sandbox here ({_bwrap_reason(errors[-1][1])})"
+            try:
+                self._start_workers(workers)
+                return
+            except SandboxUnavailableError as error:
+                raise SandboxUnavailableError(f"the landlock tier did not start either: {error}\n\n"
+                                              f"Before that:\n{tried}") from None
         if isolation != "auto" or os.geteuid() != 0:
             hint = ("" if os.geteuid() != 0 else "\n\nisolation='auto' would fall back to the container tier here "
                     "(a uid per worker, seccomp, Landlock, no namespaces); pass isolation='container' for it.")
@@ -403,14 +432,14 @@ class Judge:
     def info(self) -> dict:
         """What this judge runs with: isolation tier and how, workers, interpreter, seccomp, Landlock, multipliers.
 
-        "isolation" is the tier ("bwrap", "container" or "none"), "isolation_mode" how it runs ("root", "userns",
-        "container", "none"), "isolation_reason" why it is not the first choice (None when it is), "landlock" the
+        "isolation" is the tier ("bwrap", "container", "landlock" or "none"), "isolation_mode" how it runs ("root",
+        "userns", "container", "landlock", "none"), "isolation_reason" why it is not the first choice (None when it is), "landlock" the
         kernel's Landlock ABI the container tier enforces (None: not enforced), "accounting" how a program's CPU
         time, memory and files are bounded, and "isolation_line" all that in one sentence, for a log's first
         line."""
         hello = self._workers[0].baseline if self._workers else {}
         tier = TIER_OF_MODE[self.mode]
-        landlock = hello.get("landlock") if self.mode == "container" else None
+        landlock = hello.get("landlock") if self.mode in ("container", "landlock") else None
         seccomp = bool(hello.get("seccomp"))
         return {"isolation": tier, "isolation_mode": self.mode, "isolation_reason": self.isolation_reason,
                 "isolation_line": _isolation_line(tier, self.mode, self.isolation_reason, landlock, seccomp),
@@ -898,6 +927,13 @@ def _isolation_line(tier: str, mode: str, reason: str | None, landlock: int | No
                  "(programs_may_read_host_files=True) but open none for writing")
         line = (f"judge isolation: CONTAINER tier, no namespaces (a uid per worker, rlimits, {filters} without "
                 f"network sockets, {files})")
+    elif tier == "landlock":
+        signals = ("signals and abstract sockets scoped to the run" if landlock and landlock >= 6 else
+                   "no signals (Landlock before ABI 6 cannot scope them)")
+        line = (f"judge isolation: LANDLOCK tier, no namespaces and no uid of their own: programs run as this user, "
+                f"Landlock ABI {landlock} keeps them to the system's files and their own binary (nothing of your "
+                f"home, the repository, the data or the caches), {filters} refuses new processes, ptrace, sockets "
+                f"and namespaces, {signals}; rlimits; the judge's processes are not dumpable")
     else:
         return "judge isolation: NONE -- model-written programs run unisolated as this user"
     line += f"; accounting: {_accounting(mode, seccomp, landlock)}"
