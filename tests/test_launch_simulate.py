@@ -165,14 +165,14 @@ def _log(out: Path, host: str, attempt: int | None = None) -> str:
 @pytest.fixture(scope="module")
 def spot_run(tmp_path_factory, python_split):
     """launch.simulate --hosts 2 --config configs/ci_tiny.yaml --set trainer.nnodes=2 trainer.total_steps=4
-    --spot-interrupt-after-step 2"""
+    --spot-interrupt-after-step 2 --no-landlock-hosts algo-2 (the worker host runs as on a kernel without Landlock)"""
     from codefu_helpers.launch.simulate import simulate
 
     out = tmp_path_factory.mktemp("spot") / "sim"
     summary = simulate(CI_TINY, out, hosts=2, overrides=_data(python_split) + ["trainer.nnodes=2",
                                                                                "trainer.total_steps=4"],
                        spot_interrupt_after_step=2, grace_seconds=120, dashboard=False, join_timeout=420,
-                       timeout=1500)
+                       timeout=1500, no_landlock_hosts=["algo-2"])
     print(f"spot run: {summary['seconds']} s, attempts {[(a['steps'], a['exit_codes']) for a in summary['attempts']]}")
     return out, summary
 
@@ -219,6 +219,13 @@ def test_each_host_had_its_own_disk_no_bubblewrap_and_s3_mirrored_the_checkpoint
     assert list((first / "algo-1" / "checkpoints").glob("step_*/checkpoint_complete.json"))
     for host in ("algo-1", "algo-2"):
         assert "judge isolation: CONTAINER tier" in _log(out, host, attempt=1), "no bwrap on the stock image"
+    # algo-2 has no Landlock: its entry point closed /opt/ml to the judged programs, the judge checked it with
+    # canaries and took the container tier on those terms; algo-1 kept Landlock
+    for attempt in (1, None):
+        worker, head = _log(out, "algo-2", attempt=attempt), _log(out, "algo-1", attempt=attempt)
+        assert "[algo-2] no Landlock on this host: /opt/ml" in worker and "closed to judged programs" in worker
+        assert "closed to programs by their modes (checked with canaries)" in worker, worker[-3000:]
+        assert "Landlock ABI" in head and "no Landlock on this host" not in head
         resource = json.loads((first / host / "input/config/resourceconfig.json").read_text())
         assert resource["current_host"] == host and f"[{host}] network interface lo: NCCL_SOCKET_IFNAME=lo" in \
             _log(out, host, attempt=1)

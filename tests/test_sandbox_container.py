@@ -225,6 +225,47 @@ def test_container_tier_without_landlock_refuses_unless_asked():
     assert out["write"] == ["RE", "PermissionError: [Errno 1] Operation not permitted: " + repr(target), False]
 
 
+_PROTECTED_SCRIPT = textwrap.dedent("""
+    import json, os, sys, tempfile
+    from codefu_helpers.sandbox import Judge, SandboxUnavailableError
+    from codefu_helpers.sandbox.protect import protect_host_files
+    out = {}
+    channel = tempfile.mkdtemp(prefix="codefu-channel-")
+    os.chmod(channel, 0o755)
+    answers = os.path.join(channel, "train.tsv")
+    with open(answers, "w") as fh:
+        fh.write("question\\tthe-answer\\n")
+    os.chmod(answers, 0o644)
+    try:  # named as protected, but still open to others: the canary says so
+        Judge(workers=1, protected_paths=[channel])
+        out["unprotected"] = None
+    except SandboxUnavailableError as exc:
+        out["unprotected"] = str(exc)
+    protect_host_files([channel])
+    with Judge(workers=2, protected_paths=[channel]) as judge:
+        out["info"] = {k: judge.info()[k] for k in ("landlock", "programs_may_read_host_files", "protected_paths",
+                                                      "protection", "isolation_line")}
+        read = judge.run("python", f"print(open({answers!r}).read())", [("", "the-answer")], 1.0, 64 << 20)
+        out["read"] = [read.verdict.value, read.tests[0].stderr.strip().splitlines()[-1]]
+    out["left"] = sorted(os.listdir(channel))
+    print(json.dumps(out))
+""")
+
+
+def test_container_tier_without_landlock_starts_when_the_answers_are_protected():
+    """Where Landlock is missing, the job (root) closes the directories holding answers to others and names them:
+    the judge plants a canary in each, starts only if no program can read it, and programs then cannot read the
+    answers. A directory named but left open is refused, by name."""
+    out, _ = run_docker_like(_PROTECTED_SCRIPT, landlock=False)
+    assert "read the canary planted in" in out["unprotected"] and "codefu-channel-" in out["unprotected"], out
+    info = out["info"]
+    assert info["landlock"] is None and not info["programs_may_read_host_files"], info
+    assert len(info["protected_paths"]) == 1 and set(info["protection"].values()) == {"PermissionError"}, info
+    assert "closed to programs by their modes (checked with canaries)" in info["isolation_line"]
+    assert out["read"][0] == "RE" and "Permission denied" in out["read"][1], out
+    assert out["left"] == ["train.tsv"]  # the canaries are gone
+
+
 # --- what each worker gets -----------------------------------------------------------------------------------
 
 _WHOAMI = ("import os, stat\nst = os.stat('.')\n"

@@ -19,6 +19,9 @@ Tiers, one battery each (a module fixture), the rows asserted one test per probe
   no-landlock   the same, with Landlock answered by ENOSYS (a kernel before 5.13): the judge refuses to start
                 unless programs_may_read_host_files=True, and with it every probe is contained except that data
                 reads are exposed, as accepted
+  protected     the same kernel without Landlock, but the data channel's directory protected by its mode, as the
+                SageMaker entry point does (protect.py): the judge checks it with canaries, and nothing is exposed
+  landlock      an ordinary user (`nobody`) whom namespaces are refused: `auto` has to find the landlock tier
 
 The same checks run against an *unisolated* judge must report the attacks that work there: that is what shows
 the checks can fail (and notebook 02's table gives the verdicts the battery got before issue 18).
@@ -45,15 +48,22 @@ from test_sandbox_container import docker_like, run_docker_like
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "5ec7e7000000000000c0ffee"
-TIERS = ["bwrap", "userns", "container", "docker-like", "no-landlock", "landlock"]
+TIERS = ["bwrap", "userns", "container", "docker-like", "no-landlock", "protected", "landlock"]
 ALL_PROBES = [p.name for p in PROBES] + [p.name for p in INTEGRITY_PROBES]
 EXPOSED_WITHOUT_LANDLOCK = "read the data channels"  # what programs_may_read_host_files accepts
 
 _BATTERY = textwrap.dedent("""
-    import json, sys
+    import json, os, sys
     from codefu_helpers.sandbox import Judge, Verdict
     from codefu_helpers.sandbox.probes import run_escape_probes
     kwargs = json.loads(sys.argv[1])
+    channel_root = None
+    if kwargs.pop("protect", False):  # as a SageMaker job's entry point does where Landlock is missing
+        import tempfile
+        from codefu_helpers.sandbox.protect import protect_host_files
+        channel_root = tempfile.mkdtemp(prefix="codefu-protected-")
+        os.chmod(channel_root, 0o755)
+        kwargs["protected_paths"] = protect_host_files([channel_root])
     with Judge(workers=2, **kwargs) as judge:  # docker-like: auto, bubblewrap cannot create namespaces there
         tests = [("2 3\\n", "5\\n")]
         ok = "a, b = map(int, input().split())\\nprint(a + b)\\n"
@@ -62,7 +72,7 @@ _BATTERY = textwrap.dedent("""
                     judge.run("python", "while True: pass", tests, 0.5, 256 << 20).verdict.value,
                     judge.run("cpp", cpp, tests, 1.0, 256 << 20).verdict.value]
         print(json.dumps({"isolation": judge.isolation, "mode": judge.mode, "info": judge.info(),
-                          "verdicts": verdicts, "rows": run_escape_probes(judge)}))
+                          "verdicts": verdicts, "rows": run_escape_probes(judge, channel_root=channel_root)}))
 """)
 
 
@@ -129,7 +139,7 @@ class _Inspector(threading.Thread):
 def battery(request):
     """{"tier", "isolation", "mode", "info", "verdicts", "rows": {probe: row}} of one tier's battery."""
     tier = request.param
-    if tier in ("container", "docker-like", "no-landlock", "landlock") and os.geteuid() != 0:
+    if tier in ("container", "docker-like", "no-landlock", "protected", "landlock") and os.geteuid() != 0:
         pytest.skip("the container tier runs as root (as SageMaker jobs do)")
     with _Inspector() as inspector:
         out = _battery(tier)
@@ -149,6 +159,8 @@ def _battery(tier: str) -> dict:
         out = _as_nobody(_BATTERY, {}, namespaces=False)
     elif tier == "docker-like":
         out, _ = run_docker_like(_BATTERY, json.dumps({}), env={SECRET_ENV: SECRET})
+    elif tier == "protected":  # no Landlock, the data channel's directory protected as the entry point does
+        out, _ = run_docker_like(_BATTERY, json.dumps({"protect": True}), landlock=False, env={SECRET_ENV: SECRET})
     elif tier == "no-landlock":
         out, _ = run_docker_like(_BATTERY, json.dumps({"programs_may_read_host_files": True}), landlock=False,
                                  env={SECRET_ENV: SECRET})
@@ -171,10 +183,15 @@ def _battery(tier: str) -> dict:
 def test_the_tier_is_the_one_asked_for_and_judges_plainly(battery):
     expected = {"bwrap": ("bwrap", "root"), "userns": ("bwrap", "userns"), "container": ("container", "container"),
                 "docker-like": ("container", "container"), "no-landlock": ("container", "container"),
+                "protected": ("container", "container"),
                 "landlock": ("landlock", "landlock")}
     assert (battery["isolation"], battery["mode"]) == expected[battery["tier"]]
     assert battery["verdicts"] in (None, ["OK", "TLE", "OK"])
-    assert battery["info"]["landlock"] is None if battery["tier"] == "no-landlock" else True
+    assert battery["info"]["landlock"] is None if battery["tier"] in ("no-landlock", "protected") else True
+    if battery["tier"] == "protected":  # no exposure: what holds the answers is closed, and checked at start
+        info = battery["info"]
+        assert not info["programs_may_read_host_files"] and len(info["protected_paths"]) == 1, info
+        assert set(info["protection"].values()) == {"PermissionError"}, info["protection"]
     assert "one process per program" in battery["info"]["isolation_line"]
 
 

@@ -9,7 +9,8 @@ Every flag defaults to SageMaker's paths, so the job's command is just the line 
    reaps orphaned processes. SageMaker stops a job (StopTrainingJob, max_run, a Spot reclaim) with SIGTERM to PID 1
    and SIGKILL after a grace period (120 s); a shell as PID 1 drops it, so without this nothing would save;
 1. every host checks that the judge can isolate model-written programs here (`sandbox.require_isolation`)
-   and prints the tier; NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are pinned to the interface SageMaker names in
+   and prints the tier (on a host without Landlock it first closes /opt/ml and the caches to the judged programs'
+   uids, which the judge checks with canaries: `sandbox.protect`); NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are pinned to the interface SageMaker names in
    resourceconfig.json (`network_interface_name`), unless already set; host names are resolved with retries
    until --dns-timeout (the cluster's DNS can lag a host's start);
 2. the first host of `resourceconfig.json` ("hosts"[0]) starts the Ray head (dashboard on --dashboard-port,
@@ -184,9 +185,18 @@ def write_failure(path: str | Path, message: str) -> None:
 
 
 def check_judge_isolation(host: str) -> str:
-    """The judge must isolate model-written code on this host (bwrap or container tier), or the job stops."""
+    """The judge must isolate model-written code on this host (bwrap or container tier), or the job stops. On a host
+    without Landlock the job protects its answers first: /opt/ml and the caches closed to others (the judged
+    programs' uids), which the judge checks with canaries before it accepts the container tier."""
     from ..sandbox import require_isolation
+    from ..sandbox.isolation import host_landlock_abi
+    from ..sandbox.protect import PROTECTED_PATHS_ENV, job_paths, protect_host_files
 
+    if os.geteuid() == 0 and host_landlock_abi() is None and not os.environ.get(PROTECTED_PATHS_ENV):
+        paths = protect_host_files(job_paths())
+        os.environ[PROTECTED_PATHS_ENV] = os.pathsep.join(paths)  # every judge of this job checks them
+        print(f"[{host}] no Landlock on this host: {', '.join(paths) or 'nothing'} closed to judged programs "
+              "(permissions for others removed)", flush=True)
     info = require_isolation()
     line = info.get("isolation_line") or f"judge isolation: {info.get('isolation')}"
     print(f"[{host}] {line}", flush=True)

@@ -13,6 +13,9 @@ SageMaker plays it:
   own /tmp (the Python environment and repository bound back in when they live under this machine's /tmp), /dev/shm
   and /etc/hosts (algo-N resolve through it, as SageMaker's DNS makes them), and no bubblewrap
   (the stock image has none: `bwrap` is masked, so the judge must use its container tier);
+- `--no-landlock-hosts algo-2 ...`: those hosts run as on a kernel without Landlock (a seccomp filter answers its
+  calls with ENOSYS, as such a kernel does): their entry point closes /opt/ml and the caches to the judged
+  programs' uids, and the judge checks that with canaries before it takes the container tier;
 - every host runs the request's ContainerEntrypoint + ContainerArguments (the SDK's `bash -c ... sm_train.sh`, its
   own driver script, which runs `exec python -m codefu_helpers.launch.entrypoint ...`) as PID 1 of its own PID
   namespace, with the request's Environment; SIGTERM goes to that PID 1, as the platform sends it;
@@ -279,6 +282,17 @@ os.execvpe(spec["argv"][0], spec["argv"], spec["env"])
 """
 
 
+NO_LANDLOCK = """\
+import errno, os, sys
+import seccomp
+nosys = seccomp.SyscallFilter(seccomp.ALLOW)
+for name in ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"):
+    nosys.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
+nosys.load()
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
 def _kept_under_tmp(env: dict[str, str]) -> list[str]:
     """The folders under this machine's /tmp that a host must still see under its own /tmp: the Python environment
     it runs, the repository (an editable install points there) and the caches passed to it; a folder inside
@@ -306,7 +320,7 @@ class SimulatedHost:
     """One host of one attempt: its disk, its checkpoint uploader and its PID namespace (PID 1: the SDK's driver)."""
 
     def __init__(self, name: str, index: int, disk: Path, request: dict, env: dict[str, str], s3: LocalS3,
-                 bwrap: bool, crash_at_step: int | None):
+                 bwrap: bool, crash_at_step: int | None, landlock: bool = True):
         self.name, self.index, self.disk = name, index, disk
         argv = request["AlgorithmSpecification"]["ContainerEntrypoint"] + \
             request["AlgorithmSpecification"]["ContainerArguments"]
@@ -321,9 +335,12 @@ class SimulatedHost:
         self.uploader.start()
         self.log = open(disk.parent / f"{name}.log", "ab")
         boot_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONNOUSERSITE": "1"}
+        # a kernel without Landlock: every process of the host gets ENOSYS for its calls (libseccomp's bindings
+        # exist for the system interpreter, which installs the filter and execs the host's boot)
+        no_landlock = [] if landlock else ["/usr/bin/python3", "-I", "-c", NO_LANDLOCK]
         self.process = subprocess.Popen(
             ["unshare", "--pid", "--fork", "--mount", "--mount-proc", "--propagation", "private", "--",
-             sys.executable, "-I", "-c", BOOT, json.dumps(spec)],
+             *no_landlock, sys.executable, "-I", "-c", BOOT, json.dumps(spec)],
             stdout=self.log, stderr=subprocess.STDOUT, env=boot_env, start_new_session=True)
         self.started = time.monotonic()
         self.finished: float | None = None
@@ -408,7 +425,7 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
              start_hosts: int | None = None, join_timeout: float = 300.0, timeout: float = 1800.0,
              dashboard: bool = True, spot_interrupt_after_step: int | None = None,
              interrupt_upload_at_step: int | None = None, grace_seconds: float = 120.0, bwrap: bool = False,
-             job_environment: dict[str, str] | None = None) -> dict:
+             job_environment: dict[str, str] | None = None, no_landlock_hosts: list[str] | None = None) -> dict:
     """Runs the job for `config` as `hosts` simulated hosts (only the first `start_hosts` start) and returns the
     summary also written to OUTPUT_DIR/simulation.json."""
     from ..config import ExperimentConfig
@@ -430,6 +447,9 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
     request = plan.request
     (out / "request.json").write_text(json.dumps(request, indent=1))
     names = [f"algo-{i + 1}" for i in range(hosts)]
+    unknown = sorted(set(no_landlock_hosts or ()) - set(names))
+    if unknown:
+        raise SystemExit(f"--no-landlock-hosts {unknown}: this job's hosts are {names}")
     start_hosts = hosts if start_hosts is None else start_hosts
     s3 = LocalS3(out / "s3")
     summary: dict = {"hosts": names, "started_hosts": names[:start_hosts], "job_name": request["TrainingJobName"],
@@ -443,7 +463,8 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
         while True:
             attempt = len(summary["attempts"]) + 1
             record = _run_attempt(out, attempt, names[:start_hosts], names, request, s3, dashboard, join_timeout,
-                                  started + timeout, pending_spot, pending_crash, grace_seconds, bwrap)
+                                  started + timeout, pending_spot, pending_crash, grace_seconds, bwrap,
+                                  set(no_landlock_hosts or ()))
             summary["attempts"].append(record)
             if record["interrupted"] == "spot":
                 pending_spot = None
@@ -475,7 +496,7 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
 
 def _run_attempt(out: Path, attempt: int, started_names: list[str], names: list[str], request: dict, s3: LocalS3,
                  dashboard: bool, join_timeout: float, deadline: float, spot_at: int | None, crash_at: int | None,
-                 grace: float, bwrap: bool) -> dict:
+                 grace: float, bwrap: bool, no_landlock: set[str] = frozenset()) -> dict:
     """One start of the job on fresh disks; returns its record for simulation.json."""
     hosts_dir = out / "hosts"
     if hosts_dir.exists():  # the previous attempt's disks: kept for inspection, never seen by this one
@@ -491,7 +512,7 @@ def _run_attempt(out: Path, attempt: int, started_names: list[str], names: list[
             restored[name] = _prepare_disk(disk, name, names, request, s3)
             env = _host_env(request, name, i, names, ports, dashboard, request["TrainingJobName"])
             hosts.append(SimulatedHost(name, i, disk, request, env, s3, bwrap,
-                                       crash_at_step=crash_at if i == 0 else None))
+                                       crash_at_step=crash_at if i == 0 else None, landlock=name not in no_landlock))
         record["restored_checkpoint_files"] = restored[started_names[0]]["checkpoints"] if started_names else 0
         metrics = hosts_dir / names[0] / "output/data/metrics.jsonl"
         t0 = time.monotonic()
@@ -553,6 +574,8 @@ def main(argv=None) -> int:
     p.add_argument("--with-bwrap", action="store_true", help="leave bubblewrap on the hosts' PATH (the stock image "
                    "has none)")
     p.add_argument("--job-env", nargs="*", default=[], metavar="KEY=VALUE", help="LaunchConfig.environment")
+    p.add_argument("--no-landlock-hosts", nargs="*", default=[], metavar="HOST",
+                   help="hosts (algo-N) that run as on a kernel without Landlock")
     p.add_argument("--no-dashboard", action="store_true",
                    help="no Ray dashboard on the head: a lighter start on a small machine")
     args = p.parse_args(argv)
@@ -561,7 +584,8 @@ def main(argv=None) -> int:
                        args.timeout, dashboard=not args.no_dashboard,
                        spot_interrupt_after_step=args.spot_interrupt_after_step,
                        interrupt_upload_at_step=args.interrupt_upload_at_step, grace_seconds=args.grace_seconds,
-                       bwrap=args.with_bwrap, job_environment=dict(item.split("=", 1) for item in args.job_env))
+                       bwrap=args.with_bwrap, job_environment=dict(item.split("=", 1) for item in args.job_env),
+                       no_landlock_hosts=args.no_landlock_hosts)
     print(json.dumps({k: v for k, v in summary.items() if k != "s3_checkpoints"}, indent=1))
     return 0 if summary["exit_codes"] and all(c == 0 for c in summary["exit_codes"].values()) else 1
 

@@ -80,6 +80,7 @@ from .checker import outputs_match
 from .isolation import (DEFAULT_PYTHON, TIER_OF_MODE, SandboxProcess, SandboxUnavailableError, WorkerCrashed,
                         check_python, compile_server, host_landlock_abi, kill_processes_of_uids, no_tier_message,
                         remove_tree, resolve_isolation, server_command)
+from .protect import PROTECTED_PATHS_ENV, protected_paths_from_env, verify_protection
 from .results import SampleResult, Submission, TestResult, Verdict, normalize_language
 
 log = logging.getLogger(__name__)
@@ -278,7 +279,7 @@ class Judge:
     def __init__(self, workers: int | None = None, isolation: str = "auto", *, python: str = DEFAULT_PYTHON,
                  time_multipliers: dict[str, float] | None = None, output_limit_bytes: int = OUTPUT_LIMIT_BYTES,
                  nproc_limit: int = NPROC_LIMIT, seccomp: bool = True, cache_dir: str | os.PathLike | None = None,
-                 programs_may_read_host_files: bool | None = None):
+                 programs_may_read_host_files: bool | None = None, protected_paths: list[str] | None = None):
         if workers is None:
             workers = min(_cpu_count(), MAX_WORKERS)
         if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
@@ -296,6 +297,12 @@ class Judge:
         if programs_may_read_host_files is None:
             programs_may_read_host_files = os.environ.get(READ_HOST_FILES_ENV, "") == "1"
         self.programs_may_read_host_files = bool(programs_may_read_host_files)
+        if protected_paths is None:
+            protected_paths = protected_paths_from_env()
+        if isinstance(protected_paths, (str, bytes)) or not all(isinstance(p, str) for p in protected_paths):
+            raise ValueError(f"protected_paths must be a list of directories, got {protected_paths!r}")
+        self.protected_paths = [os.path.realpath(p) for p in protected_paths]
+        self.protection: dict[str, str] = {}  # path -> what a program got trying to read its canary
         cap = os.environ.get(LANDLOCK_ABI_ENV, "")
         if cap and not (cap.isdigit() and int(cap) >= 1):
             raise ValueError(f"${LANDLOCK_ABI_ENV} must be a Landlock ABI version (1, 2, ...), got {cap!r}")
@@ -340,6 +347,12 @@ class Judge:
             self.close()
             raise
         self.isolation = TIER_OF_MODE[self.mode]
+        if self.protected_paths:  # checked in every tier; the container tier without Landlock depends on it
+            try:
+                self.protection = verify_protection(self, self.protected_paths)
+            except (PermissionError, ValueError, OSError) as exc:
+                self.close()
+                raise SandboxUnavailableError(f"the judge will not start: {exc}") from None
         _LIVE_JUDGES.add(self)
         _announce(self.info()["isolation_line"], loud=self.isolation != "bwrap")
 
@@ -399,13 +412,16 @@ class Judge:
 
     def _start_workers(self, count: int) -> None:
         """Starts `count` workers, each with its sandbox; on any failure stops them all and raises."""
-        if self.mode == "container" and host_landlock_abi() is None and not self.programs_may_read_host_files:
+        if (self.mode == "container" and host_landlock_abi() is None and not self.programs_may_read_host_files
+                and not self.protected_paths):
             raise SandboxUnavailableError(
                 "the container tier needs Landlock to keep programs away from the host's files, and it is not "
                 f"available here (kernel {os.uname().release}: Linux 5.13+ with the Landlock LSM enabled has it, "
                 "unless a seccomp profile refuses it): a program could read every world-readable file -- the data "
                 "channels with their expected outputs, checkpoints, the repository. Use a newer kernel, install "
-                "bubblewrap where namespaces are allowed, or accept that exposure with "
+                "bubblewrap where namespaces are allowed, protect the paths that hold answers as root "
+                f"(codefu_helpers.sandbox.protect: protect_host_files, then protected_paths= or ${PROTECTED_PATHS_ENV}; "
+                "the SageMaker entry point does this), or accept that exposure with "
                 f"programs_may_read_host_files=True ({READ_HOST_FILES_ENV}=1)")
         self._workers = [_Worker(self, i) for i in range(count)]
         for worker in self._workers:
@@ -442,9 +458,12 @@ class Judge:
         landlock = hello.get("landlock") if self.mode in ("container", "landlock") else None
         seccomp = bool(hello.get("seccomp"))
         return {"isolation": tier, "isolation_mode": self.mode, "isolation_reason": self.isolation_reason,
-                "isolation_line": _isolation_line(tier, self.mode, self.isolation_reason, landlock, seccomp),
+                "isolation_line": _isolation_line(tier, self.mode, self.isolation_reason, landlock, seccomp,
+                                                  self.protected_paths),
                 "accounting": _accounting(self.mode, seccomp, landlock),
-                "programs_may_read_host_files": self.mode == "container" and landlock is None,
+                "programs_may_read_host_files": self.mode == "container" and landlock is None
+                and not self.protected_paths,
+                "protected_paths": list(self.protected_paths), "protection": dict(self.protection),
                 "landlock": landlock, "run_as": self._run_as, "workers": self.workers, "python": hello.get("python"),
                 "seccomp": bool(hello.get("seccomp")), "time_multipliers": dict(self.time_multipliers),
                 "wall_factor": WALL_FACTOR, "wall_slack_seconds": WALL_SLACK_SECONDS,
@@ -913,7 +932,8 @@ def _bwrap_reason(error: BaseException) -> str:
     return lines[0][:300] if lines else type(error).__name__
 
 
-def _isolation_line(tier: str, mode: str, reason: str | None, landlock: int | None, seccomp: bool) -> str:
+def _isolation_line(tier: str, mode: str, reason: str | None, landlock: int | None, seccomp: bool,
+                    protected: list[str] | None = None) -> str:
     """One sentence naming the tier, what it does and how a program's resources are bounded, for a log's first line
     and Judge.info()."""
     filters = "seccomp" if seccomp else "NO seccomp filter"
@@ -923,6 +943,9 @@ def _isolation_line(tier: str, mode: str, reason: str | None, landlock: int | No
                 f"worker, rlimits, {filters})")
     elif tier == "container":
         files = (f"Landlock ABI {landlock} (files: the system and the program's own binary only)" if landlock else
+                 f"NO Landlock on this kernel: {', '.join(protected)} closed to programs by their modes (checked "
+                 "with canaries); any other world-readable file they can read, none they can open for writing"
+                 if protected else
                  "NO Landlock on this kernel: programs can READ every world-readable file of the host "
                  "(programs_may_read_host_files=True) but open none for writing")
         line = (f"judge isolation: CONTAINER tier, no namespaces (a uid per worker, rlimits, {filters} without "

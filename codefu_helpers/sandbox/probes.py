@@ -1438,7 +1438,7 @@ ROUND_TWO_PROBES: list["IntegrityProbe"] = [
 INTEGRITY_PROBES += ROUND_TWO_PROBES
 
 
-def make_context(secret: str | None = None) -> ProbeContext:
+def make_context(secret: str | None = None, channel_root: str | None = None) -> ProbeContext:
     base = Path(tempfile.mkdtemp(prefix="codefu-probe-"))
     secret = secret or secrets.token_hex(12)
     (base / "secret.txt").write_text(secret)
@@ -1455,7 +1455,7 @@ def make_context(secret: str | None = None) -> ProbeContext:
                        unix_stream, unix_datagram)
     ctx.victim = secrets.token_hex(12)
     # a data channel as a training job has one: world-readable, holding a question and its answer
-    ctx.channel_dir = Path(tempfile.mkdtemp(prefix="codefu-channel-"))
+    ctx.channel_dir = Path(tempfile.mkdtemp(prefix="codefu-channel-", dir=channel_root))
     ctx.channel_dir.chmod(0o755)
     ctx.channel_question, ctx.channel_answer = secrets.token_hex(8), f"channel-answer-{secrets.token_hex(8)}"
     data = ctx.channel_dir / "train.tsv"
@@ -1495,17 +1495,18 @@ def _run_integrity_probe(probe: IntegrityProbe, ctx: ProbeContext, judge) -> lis
     return results
 
 
-def run_escape_probes(judge, names: list[str] | None = None) -> list[dict]:
+def run_escape_probes(judge, names: list[str] | None = None, channel_root: str | None = None) -> list[dict]:
     """Runs the battery (or the probes named) against `judge`; one dict per probe with a `contained` flag.
 
     The escape probes (PROBES) try to get out of the sandbox or outlive it; the integrity probes
     (INTEGRITY_PROBES) try to get OK without solving the problem. After every probe, honest samples on every worker
-    must still be OK ("honest_after"), or the probe is not contained. The secret the read probe hunts for is
+    must still be OK ("honest_after"), or the probe is not contained. The data channel the probes look for is made
+    in `channel_root` when given (a directory the job protected: see protect.py), else in the temp directory. The secret the read probe hunts for is
     $AWS_SECRET_ACCESS_KEY when it is set (set it before starting the judge, as credentials would be on a training
     host), else a random one put there for the duration.
     """
     previous = os.environ.get(SECRET_ENV)
-    ctx = make_context(previous)
+    ctx = make_context(previous, channel_root)
     ctx.unisolated = judge.mode == "none"
     # the judge's binaries and caches, and every worker's scratch directory (the container tier has one each)
     ctx.judge_dirs = [judge._bin_dir, judge.cache_root, judge._cache_view,
