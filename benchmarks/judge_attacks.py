@@ -36,7 +36,7 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TIERS = ("bwrap", "userns", "container", "docker-like", "no-landlock", "landlock")
+TIERS = ("bwrap", "userns", "container", "docker-like", "no-landlock", "protected", "landlock")
 
 # Runs in a process of its own with PYTHONPATH at the checkout under test; argv: the probes file, judge kwargs.
 _RUNNER = textwrap.dedent("""

@@ -151,8 +151,12 @@ _CODEFU_RUNNER = textwrap.dedent("""
 
     samples = json.load(sys.stdin)
     with Judge(workers=int(sys.argv[1]), isolation=sys.argv[2]) as judge:
-        warm = judge.run_many([Submission("python", "print(1)", [("", "1")], 1.0, 64 << 20)])  # start-up: not work
-        assert warm[0].verdict is Verdict.OK, warm[0]
+        warm = [Submission("python", "print(1)", [("", "1")], 1.0, 64 << 20)]  # start-up is not work, nor is the
+        if any(s["language"] == "cpp" for s in samples):  # precompiled header a fresh cache builds once
+            warm.append(Submission("cpp", "int main() { return 0; }", [("", "")], 1.0,
+                                   64 << 20))
+        for result in judge.run_many(warm):
+            assert result.verdict is Verdict.OK, result
         two_parts = "check" in inspect.signature(judge.run_harness).parameters  # since issue 30
 
         def harness(s):
@@ -175,6 +179,15 @@ _CODEFU_RUNNER = textwrap.dedent("""
 """)
 
 
+@functools.lru_cache(maxsize=None)
+def _nobody_cache(nobody) -> str:
+    """One judge cache for every run as nobody in this invocation (its precompiled header is built once)."""
+    cache = Path(tempfile.mkdtemp(prefix="codefu-bench-cache-"))
+    cache.chmod(0o755)
+    os.chown(cache, nobody.pw_uid, nobody.pw_gid)
+    return str(cache)
+
+
 def run_codefu(samples: list[dict], workers: int, isolation: str = "auto", root: Path = ROOT
                ) -> tuple[float, list[str], float]:
     """The judge of the checkout at `root` in a process of its own (isolation "userns": bwrap as `nobody`;
@@ -195,10 +208,7 @@ def run_codefu(samples: list[dict], workers: int, isolation: str = "auto", root:
                 raise SystemExit(f"--tiers {isolation} runs the judge as nobody, which needs root; as an ordinary "
                                  "user the bwrap tier already is the user-namespace mode, and landlock runs as is")
             nobody = pwd.getpwnam("nobody")
-            cache = Path(tmp) / "cache"
-            cache.mkdir()
-            os.chown(cache, nobody.pw_uid, nobody.pw_gid)
-            env["CODEFU_JUDGE_CACHE"] = str(cache)
+            env["CODEFU_JUDGE_CACHE"] = _nobody_cache(nobody)
             argv = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups", *argv]
             if isolation == "landlock":
                 sys.path.insert(0, str(ROOT / "tests"))
