@@ -189,3 +189,28 @@ def test_doctor_says_which_tier_and_why_not_a_better_one():
         else:
             assert not seen["judge"]["started"] and "Three ways out" in seen["judge"]["error"]
             assert not tiers["landlock"]["available"] and "5.13" in tiers["landlock"]["fix"]
+
+
+_APPARMOR = textwrap.dedent("""
+    import json, sys
+    from codefu_helpers.sandbox import doctor
+    doctor.APPARMOR_SYSCTL = sys.argv[2]  # Ubuntu 23.10+'s sysctl, as that kernel shows it (no AppArmor here)
+    print(json.dumps(doctor.examine()["tiers"]["bwrap"]))
+""")
+
+
+def test_doctor_names_ubuntus_sysctl_when_apparmor_restricts_user_namespaces():
+    """Ubuntu 23.10+: bubblewrap fails for an ordinary user because AppArmor restricts user namespaces. AppArmor is
+    not on this machine, so its sysctl is a file saying 1; bubblewrap really fails (namespaces refused), and the
+    fix the doctor gives is the sysctl, not the container advice."""
+    folder = Path(tempfile.mkdtemp(prefix="codefu-sysctl-"))  # readable by nobody, unlike pytest's tmp_path
+    try:
+        sysctl = folder / "apparmor_restrict_unprivileged_userns"
+        sysctl.write_text("1\n")
+        folder.chmod(0o755)
+        sysctl.chmod(0o644)
+        status, out, stderr = as_user_without_namespaces(_APPARMOR, str(sysctl))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert status == 0, stderr[-2000:]
+    assert not out["available"] and "kernel.apparmor_restrict_unprivileged_userns=0" in out["fix"], out

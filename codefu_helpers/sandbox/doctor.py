@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from .isolation import DEFAULT_PYTHON, SandboxUnavailableError, host_landlock_abi
+from .protect import protected_paths_from_env
 
 APPARMOR_SYSCTL = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 TIER_ORDER = ("bwrap", "container", "landlock")  # best first, for the user who runs this
@@ -100,9 +101,14 @@ def examine(python: str = DEFAULT_PYTHON) -> dict:
     elif facts["landlock_abi"] is None:
         tiers["container"] = {"available": False, "cause": "no Landlock on this kernel: programs could read every "
                               "world-readable file (the data channels with their answers)",
-                              "fix": "a kernel with Landlock (Linux 5.13+, `landlock` in /sys/kernel/security/lsm), "
-                              "or bubblewrap with namespaces allowed (see above)"}
+                              "fix": "a kernel with Landlock (Linux 5.13+, `landlock` in /sys/kernel/security/lsm); "
+                              "bubblewrap with namespaces allowed (see above); or, as a SageMaker job's entry point "
+                              "does, close the directories holding answers to others "
+                              "(codefu_helpers.sandbox.protect.protect_host_files) and name them in "
+                              "$CODEFU_JUDGE_PROTECTED_PATHS: the judge checks them with canaries"}
     else:
+        tiers["container"] = {"available": True, "cause": None, "fix": None}
+    if root and facts["landlock_abi"] is None and protected_paths_from_env():  # the job's protection stands in
         tiers["container"] = {"available": True, "cause": None, "fix": None}
     # landlock: anyone but root, with Landlock
     if root:
