@@ -72,7 +72,7 @@ def rendered(python_split, local_model, tmp_path_factory):
         cfg = _cfg(python_split, **{"model.path": str(local_model)})
         with pytest.warns(UserWarning, match="trainer.nnodes=4 in the config, instance_count=2"):
             plan = launch(cfg, LaunchConfig(role=ROLE, bucket="codefu-test-bucket", use_spot=True, max_run_hours=48,
-                                            keep_alive_seconds=600, tags={"team": "ml"}, run_name="run-a",
+                                            tags={"team": "ml"}, run_name="run-a",
                                             mlflow_tracking_uri="arn:aws:sagemaker:us-east-1:123456789012:"
                                                                 "mlflow-tracking-server/codefu", language="cpp"),
                           work_dir=tmp_path_factory.mktemp("render"))
@@ -84,8 +84,7 @@ def rendered(python_split, local_model, tmp_path_factory):
 def test_render_builds_the_create_training_job_request(rendered, local_model):
     cfg, plan = rendered
     r = plan.request
-    assert r["ResourceConfig"] == {"InstanceType": "ml.p4de.24xlarge", "InstanceCount": 2, "VolumeSizeInGB": 500,
-                                   "KeepAlivePeriodInSeconds": 600}
+    assert r["ResourceConfig"] == {"InstanceType": "ml.p4de.24xlarge", "InstanceCount": 2, "VolumeSizeInGB": 500}
     assert r["AlgorithmSpecification"]["TrainingImage"] == DLC  # pinned, not a floating tag
     channels = _channels(r)
     assert set(channels) == {"train", "test", "config", "model", "code", "sm_drivers"}
@@ -222,6 +221,7 @@ def test_two_runs_of_one_config_never_share_checkpoints_unless_resumed(python_sp
     ({"environment": {"NCCL_NET_PLUGIN": "none"}}, "NCCL_NET_PLUGIN=none"),
     ({"instance_type": "ml.g5.48xlarge", "environment": {"FI_EFA_USE_DEVICE_RDMA": "1"}}, "no RDMA read"),
     ({"use_spot": True, "max_wait_hours": 1.0}, "must be >= max_run_hours"),
+    ({"use_spot": True, "keep_alive_seconds": 600}, "SageMaker keeps no warm pool for managed Spot training"),
     ({"resume_from": "not a run!"}, "resume_from='not a run!'"),
     ({"instance_type": "local"}, "instance_type='local' is the simulation's host"),
 ])
@@ -242,6 +242,15 @@ def test_the_simulations_gpu_less_hosts_render_without_a_memory_plan(python_spli
                                                   instance_count=2), work_dir=tmp_path)
     assert plan.memory is None
     assert any("no memory plan: instance_type='local'" in n for n in plan.notes), plan.notes
+
+
+def test_a_warm_pool_renders_without_spot(python_split, no_credentials, tmp_path):
+    from codefu_helpers.launch.sagemaker_job import LaunchConfig, launch
+
+    plan = launch(_cfg(python_split), LaunchConfig(role=ROLE, bucket="codefu-test-bucket", keep_alive_seconds=600),
+                  work_dir=tmp_path)
+    assert plan.request["ResourceConfig"]["KeepAlivePeriodInSeconds"] == 600
+    assert not plan.request.get("EnableManagedSpotTraining")
 
 
 @pytest.mark.parametrize("override, message", [
@@ -428,6 +437,35 @@ def test_a_studio_session_supplies_role_bucket_and_region(aws_on_moto, monkeypat
     assert found["source"] == {"region": "the AWS session's region", "role": "the session's execution role",
                                "bucket": "the session's default bucket"}
     assert "sagemaker-us-east-1-123456789012" in [b["Name"] for b in boto3.client("s3").list_buckets()["Buckets"]]
+
+
+def test_a_role_whose_path_iam_will_not_tell_is_asked_for_not_guessed(aws_on_moto, monkeypatch):
+    """Studio's credentials name the role, not its path (service-role/...); without iam:GetRole (here: no IAM
+    endpoint answers) the role is not rebuilt without its path -- which would name another, missing role -- but
+    asked for, with the ARN's shape."""
+    import boto3
+
+    from codefu_helpers.launch.sagemaker_job import PLACEHOLDER_ROLE, LaunchError, session_defaults
+
+    iam = boto3.client("iam", region_name="us-east-1")
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service":
+             "sagemaker.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    arn = iam.create_role(RoleName="StudioPathed", Path="/service-role/",
+                          AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    assert ":role/service-role/StudioPathed" in arn
+    creds = boto3.client("sts", region_name="us-east-1").assume_role(RoleArn=arn, RoleSessionName="studio")
+    for name, key in (("AWS_ACCESS_KEY_ID", "AccessKeyId"), ("AWS_SECRET_ACCESS_KEY", "SecretAccessKey"),
+                      ("AWS_SESSION_TOKEN", "SessionToken")):
+        monkeypatch.setenv(name, creds["Credentials"][key])
+    assert session_defaults()["role"] == arn  # IAM answers: the path is kept
+    monkeypatch.setenv("AWS_ENDPOINT_URL_IAM", f"http://127.0.0.1:{_free_port()}")  # nobody listens there
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    rendering = session_defaults(required=False)
+    assert rendering["role"] == PLACEHOLDER_ROLE
+    assert any("role StudioPathed" in p and "role/<path>/StudioPathed" in p for p in rendering["problems"]), \
+        rendering["problems"]
+    with pytest.raises(LaunchError, match="set ROLE"):
+        session_defaults()
 
 
 def test_a_submitted_job_is_followed_stopped_fetched_and_cleaned_up(python_split, aws_on_moto, tmp_path, capsys):

@@ -101,7 +101,7 @@ class LaunchConfig:
     use_spot: bool = False                  # managed Spot: cheaper, interruptible, resumes from checkpoints
     max_run_hours: float = 72.0
     max_wait_hours: float | None = None     # Spot only: run + waiting for capacity; None: max_run_hours + 24
-    keep_alive_seconds: int = 0             # warm pool: keep hosts for the next job (<= 3600)
+    keep_alive_seconds: int = 0             # warm pool: keep hosts for the next job (<= 3600; not with Spot)
     join_timeout_seconds: int = 900         # how long the head waits for every host to join Ray
     run_name: str | None = None             # names this run's checkpoint prefix; None: <config name>-<UTC time>
     resume_from: str | None = None          # an earlier run to continue: its run name or checkpoint S3 URI
@@ -286,6 +286,9 @@ def check_launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool =
         problems.append(f"max_wait_hours={lc.max_wait_hours} applies to Spot only: set use_spot=True or drop it")
     if not 0 <= lc.keep_alive_seconds <= MAX_KEEP_ALIVE:
         problems.append(f"keep_alive_seconds={lc.keep_alive_seconds} must be in [0, {MAX_KEEP_ALIVE}]")
+    if lc.use_spot and lc.keep_alive_seconds:
+        problems.append(f"keep_alive_seconds={lc.keep_alive_seconds} with use_spot=True: SageMaker keeps no warm pool "
+                        "for managed Spot training; drop one (a warm pool also needs its own quota, 0 by default)")
     if lc.join_timeout_seconds < 30:
         problems.append(f"join_timeout_seconds={lc.join_timeout_seconds} is too short for hosts to boot; use >= 300")
     if lc.run_name is not None and not RUN_NAME.match(lc.run_name):
@@ -403,10 +406,13 @@ def _execution_role(session, metadata: Path) -> str:
     found = re.match(r"^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role/([^/]+)/", arn)
     if not found:
         raise ValueError(f"the session's identity {arn} is not an assumed role")
-    try:  # the role's path (service-role/...) is part of its ARN
+    try:  # the role's path (service-role/...) is part of its ARN, and only IAM knows it
         return session.client("iam").get_role(RoleName=found.group(3))["Role"]["Arn"]
-    except Exception:  # noqa: BLE001 - no iam:GetRole permission: the ARN without a path
-        return f"arn:{found.group(1)}:iam::{found.group(2)}:role/{found.group(3)}"
+    except Exception as exc:  # noqa: BLE001 - no iam:GetRole permission (or no IAM endpoint): ask, never guess
+        raise ValueError(f"the session runs as role {found.group(3)}, whose full ARN (with its path, e.g. "
+                         f"service-role/) IAM would not give ({type(exc).__name__}): set ROLE to "
+                         f"arn:{found.group(1)}:iam::{found.group(2)}:role/<path>/{found.group(3)}, as the IAM "
+                         "console shows it") from None
 
 
 def _default_bucket(session, region: str) -> str:
