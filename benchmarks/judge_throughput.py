@@ -32,7 +32,7 @@ The three judges:
   naive     subprocess.run per test (`python3 solution.py` / the binary), wall-clock timeout = the time limit,
             `g++ -O2` per sample without a precompiled header, all tests run; not isolated
   verl      verl.utils.reward_score.prime_code.compute_score(continuous=True), as verl calls it for CodeContests,
-            in .venv-verl, in a process pool of one process per core; Python only (it cannot run C++); not
+            in .venv-job, in a process pool of one process per core; Python only (it cannot run C++); not
             isolated (exec in a subprocess with reliability_guard)
 """
 
@@ -62,7 +62,7 @@ from codefu_helpers.sandbox import outputs_match  # noqa: E402
 from codefu_helpers.sandbox.cpp import CXX_FLAGS  # noqa: E402
 from codefu_helpers.reward_validation import items_from_rows  # noqa: E402
 
-VERL_PYTHON = ROOT / ".venv-verl" / "bin" / "python"
+VERL_PYTHON = ROOT / ".venv-job" / "bin" / "python"
 KINDS = ("OK", "WA", "TLE", "RE", "CE")
 
 
@@ -361,7 +361,7 @@ def main() -> None:
         judges["naive"] = run_naive
     if "verl" in wanted and not args.skip_verl:
         if not VERL_PYTHON.exists():
-            sys.exit(f"{VERL_PYTHON} is missing: run scripts/make_verl_env.sh, or pass --skip-verl")
+            sys.exit(f"{VERL_PYTHON} is missing: run scripts/make_job_env.sh, or pass --skip-verl")
         judges["verl"] = run_verl
     rows = []
     for workload, samples in workloads.items():

@@ -32,8 +32,8 @@ if _THREADS is not None:
 # `make test` runs the suite in two pytest-xdist workers that take whole files (--dist loadfile), in collection order
 # (--no-loadscope-reorder). The files that take minutes go first, longest first, so that neither worker is still
 # inside a long file when the other has run out of work: the order below is by their durations in a CI run.
-LONGEST_FILES = ("test_notebooks.py", "test_launch_simulate.py", "test_distributed.py", "test_vllm_trainer.py",
-                 "test_precision.py", "test_evaluate_smollm2.py", "test_ppo.py", "test_train_cli.py",
+LONGEST_FILES = ("test_notebooks.py", "test_launch_simulate.py", "test_job_stack.py", "test_distributed.py",
+                 "test_vllm_trainer.py", "test_precision.py", "test_evaluate_smollm2.py", "test_ppo.py", "test_train_cli.py",
                  "test_benchmarks.py", "test_launch_requirements.py", "test_sandbox_escape.py", "test_learning.py")
 
 

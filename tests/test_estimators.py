@@ -1,7 +1,7 @@
 """codefu_helpers.estimators against verl.trainer.ppo.core_algos (verl 0.9.1): GAE, RLOO, REINFORCE++, value loss.
 
-verl runs in .venv-verl through tests/verl_parity_driver.py (as in test_grpo_parity.py), once for all cases; a
-missing .venv-verl fails these tests. Masks have varied lengths, an empty row, and for GAE/REINFORCE++ a hole in
+verl runs in .venv-job through tests/verl_parity_driver.py (as in test_grpo_parity.py), once for all cases; a
+missing .venv-job fails these tests. Masks have varied lengths, an empty row, and for GAE/REINFORCE++ a hole in
 the middle of a response (positions the recursion must carry over). The documented deviations (a lone sample's
 RLOO advantage, excluded samples) are tested against direct computations instead.
 """

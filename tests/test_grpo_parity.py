@@ -1,9 +1,9 @@
 """codefu_helpers.grpo against verl.trainer.ppo.core_algos (verl 0.9.1) on random inputs with fixed seeds.
 
-verl runs in its own interpreter, .venv-verl (`make verl-env`), through tests/verl_parity_driver.py: all
+verl runs in its own interpreter, .venv-job (`make job-env`), through tests/verl_parity_driver.py: all
 cases are written to one file, the driver computes verl's outputs once per session (importing verl takes
 seconds), and each case below compares ours with verl's at float32 round-off tolerance.
-A missing .venv-verl fails these tests; it never skips them.
+A missing .venv-job fails these tests; it never skips them.
 
 Grid: advantages (GRPO / Dr.GRPO x epsilon x group layouts incl. singletons, ties and interleaved uids),
 policy loss (clip ratios incl. clip-higher and an active dual-clip x every loss_agg_mode x local / mini-batch
@@ -25,7 +25,7 @@ import torch
 from codefu_helpers import grpo
 
 REPO = Path(__file__).resolve().parents[1]
-VERL_PYTHON = REPO / ".venv-verl" / "bin" / "python"
+VERL_PYTHON = REPO / ".venv-job" / "bin" / "python"
 DRIVER = Path(__file__).with_name("verl_parity_driver.py")
 VERL_VERSION = "0.9.1"
 
@@ -197,10 +197,10 @@ CASES = build_cases()
 
 
 def run_verl_driver(cases: dict[str, dict], workdir: Path, python: Path = VERL_PYTHON) -> dict:
-    """Compute verl's outputs for `cases` in .venv-verl; fail (not skip) when that environment is unusable."""
+    """Compute verl's outputs for `cases` in .venv-job; fail (not skip) when that environment is unusable."""
     if not python.exists():
         pytest.fail(f"verl parity needs the peer environment {python.parent.parent} (verl {VERL_VERSION}), "
-                    "which is missing: run `make verl-env` (scripts/make_verl_env.sh) and re-run the tests",
+                    "which is missing: run `make job-env` (scripts/make_job_env.sh) and re-run the tests",
                     pytrace=False)
     cases_path, results_path = workdir / "cases.pt", workdir / "verl_results.pt"
     torch.save([{k: v for k, v in case.items()} for case in cases.values()], cases_path)
@@ -208,7 +208,7 @@ def run_verl_driver(cases: dict[str, dict], workdir: Path, python: Path = VERL_P
                           capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         pytest.fail(f"{DRIVER.name} failed under {python} (rc={proc.returncode}); if verl is broken, "
-                    f"re-create it with `make verl-env`.\n{proc.stderr[-4000:]}", pytrace=False)
+                    f"re-create it with `make job-env`.\n{proc.stderr[-4000:]}", pytrace=False)
     payload = torch.load(results_path, weights_only=True)
     return {"verl_version": payload["verl_version"], "results": dict(zip(cases, payload["results"]))}
 
@@ -282,12 +282,12 @@ def _assert_matches(case_id: str, mine: dict, theirs: dict, keys=None, atol=ATOL
 
 def test_verl_is_the_pinned_version(verl_out):
     assert verl_out["verl_version"] == VERL_VERSION, (
-        f".venv-verl has verl {verl_out['verl_version']}, parity is defined against {VERL_VERSION}: "
-        "run `make verl-env` after deleting .venv-verl")
+        f".venv-job has verl {verl_out['verl_version']}, parity is defined against {VERL_VERSION}: "
+        "run `make job-env` after deleting .venv-job")
 
 
 def test_missing_verl_env_fails_with_instructions(tmp_path):
-    with pytest.raises(pytest.fail.Exception, match="make verl-env"):
+    with pytest.raises(pytest.fail.Exception, match="make job-env"):
         run_verl_driver({}, tmp_path, python=tmp_path / "no-such-venv" / "bin" / "python")
 
 

@@ -5,8 +5,12 @@ docker/requirements-job.lock as constraints, on top of what the image has
 (docker/dlc-pytorch-2.11.0-cu130-amzn2023-sagemaker.txt, from the image's own uv.lock). This test asks pip's resolver
 for exactly that install, for the image's interpreter and platform (CPython 3.12, glibc 2.34), without installing
 anything: pip must find one consistent set, keep the image's torch, torchvision and torchaudio, change no other
-package of the image but numpy (vLLM's mistral-common caps it below 2.4 on Python 3.12), and every package it adds
-must be pinned in the lock. PyPI must be reachable (a failing resolution fails the test); AWS is not needed.
+package of the image but IMAGE_CHANGES (numpy: vLLM's mistral-common caps it below 2.4; setuptools: vLLM 0.24 asks
+< 81 on Python 3.12, the image has 81.0.0), and every package it adds must be pinned in the lock. pip's
+--python-version sets wheel tags and Requires-Python only; dependency markers are evaluated for the interpreter pip
+runs in, so pip runs here with the marker environment of Python 3.12 (`_PIP_FOR_TARGET`): under 3.11's markers it
+would miss vLLM's setuptools cap and claim that only numpy changes. PyPI must be reachable (a failing resolution
+fails the test); AWS is not needed.
 
     python tests/test_launch_requirements.py --write   # re-resolve without the lock and rewrite it
 """
@@ -27,11 +31,26 @@ DLC = DOCKER / "dlc-pytorch-2.11.0-cu130-amzn2023-sagemaker.txt"
 REQUIREMENTS = DOCKER / "requirements-job.txt"
 LOCK = DOCKER / "requirements-job.lock"
 PYTHON_VERSION = "3.12"   # the DLC's interpreter
+PYTHON_FULL_VERSION = "3.12.0"  # python_full_version for markers (none of the resolved set compares the patch release)
 GLIBC = (2, 34)           # Amazon Linux 2023
 # in the image, but published on PyPI as a source archive only: pip's cross-platform resolution takes wheels only,
 # so the test builds this (pure Python) wheel from PyPI's sdist first
 SDIST_ONLY = ["antlr4-python3-runtime==4.9.3"]
-IMAGE_CHANGES = {"numpy"}  # packages of the image the job's install replaces (see the module docstring)
+IMAGE_CHANGES = {"numpy", "setuptools"}  # packages of the image the job's install replaces (see the module docstring)
+
+
+# pip, run with packaging's marker environment of the target Python (argv[1]): every marker pip evaluates goes through
+# packaging.markers.default_environment()
+_PIP_FOR_TARGET = """
+import sys
+from pip._vendor.packaging import markers
+full = sys.argv.pop(1)
+native = markers.default_environment
+markers.default_environment = lambda: {**native(), "python_version": ".".join(full.split(".")[:2]),
+                                       "python_full_version": full, "implementation_version": full}
+from pip._internal.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def _name(text: str) -> str:
@@ -63,8 +82,12 @@ def resolve(tmp: Path, with_lock: bool = True) -> dict[str, str]:
     platforms = [f"manylinux_2_{minor}_x86_64" for minor in range(GLIBC[1], 16, -1)]
     platforms += ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
     report = tmp / "report.json"
-    cmd = [*pip, "install", "--isolated", "--use-feature=fast-deps", "--dry-run", "--ignore-installed", "--quiet",
-           "--report", str(report), "--python-version", PYTHON_VERSION, "--implementation", "cp",
+    # pip takes --python-version for wheel tags and Requires-Python, but evaluates dependency markers
+    # (`setuptools<81; python_version > "3.11"`) for the interpreter it runs in: it runs with the marker environment
+    # of the DLC's Python instead
+    cmd = [sys.executable, "-c", _PIP_FOR_TARGET, PYTHON_FULL_VERSION, "install", "--isolated",
+           "--use-feature=fast-deps", "--dry-run", "--ignore-installed", "--quiet", "--report", str(report),
+           "--python-version", PYTHON_VERSION, "--implementation", "cp",
            "--only-binary=:all:", "--target", str(tmp / "target"), "--find-links", str(wheels),
            *[arg for p in platforms for arg in ("--platform", p)],
            "-r", str(REQUIREMENTS), "verl==0.9.1", "-c", str(constraints)]

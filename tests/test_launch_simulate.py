@@ -165,14 +165,15 @@ def _log(out: Path, host: str, attempt: int | None = None) -> str:
 @pytest.fixture(scope="module")
 def spot_run(tmp_path_factory, python_split):
     """launch.simulate --hosts 2 --config configs/ci_tiny.yaml --set trainer.nnodes=2 trainer.total_steps=4
-    --spot-interrupt-after-step 2 --no-landlock-hosts algo-2 (the worker host runs as on a kernel without Landlock)"""
+    --spot-interrupt-after-step 2 --no-landlock-hosts algo-2 --rank0-host algo-2 (the worker host runs as on a kernel
+    without Landlock, and has the address that sorts first)"""
     from codefu_helpers.launch.simulate import simulate
 
     out = tmp_path_factory.mktemp("spot") / "sim"
     summary = simulate(CI_TINY, out, hosts=2, overrides=_data(python_split) + ["trainer.nnodes=2",
                                                                                "trainer.total_steps=4"],
                        spot_interrupt_after_step=2, grace_seconds=120, dashboard=False, join_timeout=420,
-                       timeout=1500, no_landlock_hosts=["algo-2"])
+                       timeout=1500, no_landlock_hosts=["algo-2"], rank0_host="algo-2")
     print(f"spot run: {summary['seconds']} s, attempts {[(a['steps'], a['exit_codes']) for a in summary['attempts']]}")
     return out, summary
 
@@ -194,8 +195,36 @@ def test_a_spot_interrupted_job_logs_every_step_once_and_leaves_a_loadable_model
     assert f"resumed from /opt/ml/checkpoints/step_{last:06d}" in _log(out, "algo-1")
     assert second["restored_checkpoint_files"] > 0
     model = AutoModelForCausalLM.from_pretrained(out / "model")
+    # algo-2 had the address that sorts first; the native trainer's rank 0 stays on the head, which writes the model
+    assert summary["addresses"]["algo-2"] < summary["addresses"]["algo-1"]
+    assert "rank 0 on algo-1" in _log(out, "algo-1")
     assert model.config.model_type == "qwen2" and summary["model_from"] == ["algo-1"]
     assert json.loads((out / "model" / "codefu_training.json").read_text())["steps"] == 4
+
+
+@pytest.mark.slow
+def test_a_verl_job_whose_rank_0_ran_on_algo_2_leaves_the_model_in_the_artifact(tmp_path, python_split):
+    """trainer.engine=verl on 2 hosts, algo-2 with the address that sorts first: verl's rank 0, which writes the HF
+    model, runs there. verl cannot train on this CPU machine, so tests/verl_standin.py stands in for
+    `python -m verl.trainer.main_ppo` (real Ray actors, verl's rank order and file layout); the entry point's part
+    is the real one. Before, the head exported from its own disk and the job failed with /opt/ml/model empty."""
+    from transformers import AutoModelForCausalLM
+
+    from codefu_helpers.launch.simulate import simulate
+    from codefu_helpers.tiny_model import resolve_model_path
+
+    out = tmp_path / "sim"
+    summary = simulate(CI_TINY, out, hosts=2, dashboard=False, join_timeout=420, timeout=900, rank0_host="algo-2",
+                       overrides=_data(python_split) + [
+                           "trainer.engine=verl", "rollout.backend=vllm", "trainer.nnodes=2", "trainer.total_steps=4",
+                           "checkpoint.save_every=2", f"model.path={resolve_model_path('tiny://qwen2')}",
+                           "model.dtype=bfloat16", "model.device=auto"],
+                       job_environment={"CODEFU_ENTRYPOINT_ARGS": f"--verl-python {REPO / 'tests' / 'verl_standin.py'}"})
+    assert summary["exit_codes"] == {"algo-1": 0, "algo-2": 0} and summary["failures"] == {}, summary
+    assert "ranks {0: 'algo-2', 1: 'algo-1'}" in _log(out, "algo-1")
+    assert "verl's model of step 4 copied into /opt/ml/model on host algo-2" in _log(out, "algo-1")
+    assert summary["model_from"] == ["algo-2"] and "model_clashes" not in summary
+    assert AutoModelForCausalLM.from_pretrained(out / "model").config.model_type == "qwen2"
 
 
 @pytest.mark.slow

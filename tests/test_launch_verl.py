@@ -6,7 +6,7 @@ old steps. These tests lay out what two 8-GPU hosts hold after such a run (the s
 torch archives; the HF folder a real save_pretrained of the tiny model) and run the entry point's own steps on it:
 export from the head's disk alone, pruning on the other host, and picking the newest whole step when a restored
 upload is incomplete. verl's own acceptance of save_contents/load_contents is checked with every other override in
-test_verl_engine.py (verl's hydra config composed in .venv-verl).
+test_verl_engine.py (verl's hydra config composed in .venv-job).
 """
 
 from __future__ import annotations
@@ -83,6 +83,31 @@ def test_export_names_what_is_missing_instead_of_merging_half_a_model(two_hosts,
     (head / "latest_checkpointed_iteration.txt").unlink()
     with pytest.raises(FileNotFoundError, match="verl saved no checkpoint"):
         export_model(head, tmp_path / "model")
+
+
+def test_the_host_holding_rank_0s_model_is_found_wherever_verl_placed_rank_0_and_its_driver(tmp_path, hf_model):
+    """verl puts rank 0 on the host whose address sorts first (here algo-2) and its driver, which writes the record,
+    where Ray placed it (here algo-1): the entry point asks every host and has the holder export."""
+    from codefu_helpers.launch.verl_engine import export_model, final_model_host, host_holdings
+
+    head, other = tmp_path / "algo-1", tmp_path / "algo-2"
+    for step in (16, 32):
+        _write_step(other, step, range(0, PER_HOST), hf_model)
+        _write_step(head, step, range(PER_HOST, WORLD), None)
+        (other / "latest_checkpointed_iteration.txt").unlink()  # the driver's record is on algo-1
+        (head / "latest_checkpointed_iteration.txt").write_text(str(step))
+    holdings = {"algo-1": host_holdings(head), "algo-2": host_holdings(other)}
+    assert holdings == {"algo-1": {"recorded": 32, "hf_steps": []}, "algo-2": {"recorded": None, "hf_steps": [16, 32]}}
+    assert final_model_host(holdings, head="algo-1") == (32, "algo-2")
+    with pytest.raises(FileNotFoundError, match="holds no whole Hugging Face model"):  # the head alone cannot
+        export_model(head, tmp_path / "head-model")
+    assert (export_model(other, tmp_path / "model", step=32) / "config.json").exists()
+    # after a restart every host holds the union of the uploads: the head exports, one host only
+    restored = {h: {"recorded": 32, "hf_steps": [16, 32]} for h in ("algo-1", "algo-2")}
+    assert final_model_host(restored, head="algo-1") == (32, "algo-1")
+    # the recorded step's model on no host: an error naming what each host has
+    with pytest.raises(FileNotFoundError, match=r"verl recorded step 48.*algo-2: HF models of steps \[16, 32\]"):
+        final_model_host({**holdings, "algo-1": {"recorded": 48, "hf_steps": []}}, head="algo-1")
 
 
 def test_every_host_prunes_its_own_old_steps(two_hosts, hf_model):

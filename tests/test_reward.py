@@ -1,5 +1,5 @@
 """Rewards: code extraction, ground-truth parsing, the three CodeFu reward modes on real judged programs, the
-judge-error path, and verl's custom-reward loader calling compute_score (in the .venv-verl interpreter)."""
+judge-error path, and verl's custom-reward loader calling compute_score (in the .venv-job interpreter)."""
 
 import json
 import os
@@ -17,7 +17,7 @@ from codefu_helpers.reward import (COMPILE_ERROR_REWARD, NO_CODE_REWARD, RESULT_
 from codefu_helpers.sandbox import Judge
 
 ROOT = Path(__file__).resolve().parent.parent
-VERL_PYTHON = ROOT / ".venv-verl" / "bin" / "python"
+VERL_PYTHON = ROOT / ".venv-job" / "bin" / "python"
 
 GT = {
     "name": "9999_A. Sum",
@@ -256,7 +256,7 @@ print(json.dumps(outs))
 @pytest.mark.slow
 def test_verl_loads_and_calls_compute_score(tmp_path):
     """verl's own loader (`custom_reward_function.path=pkg://codefu_helpers.reward`) in verl's environment."""
-    assert VERL_PYTHON.exists(), "the .venv-verl environment is missing: run scripts/make_verl_env.sh"
+    assert VERL_PYTHON.exists(), "the .venv-job environment is missing: run scripts/make_job_env.sh"
     texts = [response(SUM_PY), response(PARTIAL_PY), "no code"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CODEFU_JUDGE_WORKERS": "1"}
     proc = subprocess.run([str(VERL_PYTHON), "-c", _VERL_SCRIPT, json.dumps(GT), json.dumps(texts)], env=env,

