@@ -223,6 +223,9 @@ class TrainerConfig:
 @dataclass
 class CheckpointConfig:
     save_every: int = 0  # GRPO steps between checkpoints; 0: only at the end
+    # also save after the first step that ends this many minutes after the last save (0: off): bounds what a Spot
+    # reclaim or a crash loses in time, whatever a step takes (verl: through verl_hooks)
+    save_every_minutes: float = 0.0
     dir: str | None = None  # null: <trainer.output_dir>/checkpoints (SageMaker: /opt/ml/checkpoints)
     resume: bool = True  # continue from the latest checkpoint in dir if there is one
     keep_last: int = 2  # older checkpoints are deleted
@@ -699,6 +702,7 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
 
     # checkpoint, tracking
     need(ck.save_every >= 0, f"checkpoint.save_every={ck.save_every} must be >= 0 (0: only at the end)")
+    need(ck.save_every_minutes >= 0, f"checkpoint.save_every_minutes={ck.save_every_minutes} must be >= 0 (0: off)")
     need(ck.keep_last >= 1, f"checkpoint.keep_last={ck.keep_last} must be >= 1")
     need(bool(tr.experiment.strip()), "tracking.experiment='' is empty: name the MLflow experiment")
 

@@ -67,7 +67,9 @@ ASSUMED = {
     "vllm_asleep_gib": 1.0,      # what a sleeping vLLM engine keeps on the GPU (CUDA graph pool, its context)
     "vllm_step_tokens": 8192,    # tokens vLLM runs in one forward (its working memory besides weights and KV cache)
     "vllm_step_sequences": 256,  # sequences per vLLM step whose float32 logits the sampler holds
+    "checkpoint_write_gib_s": 1.0,  # a host's write rate into /opt/ml/checkpoints (NVMe store ~2, gp3 EBS ~0.25-1)
 }
+STOP_GRACE_S = 120  # SageMaker: SIGTERM, then SIGKILL this many seconds later
 
 # Shapes of the models the shipped configs name (their config.json on the Hugging Face hub), so that a plan needs no
 # download: vocab, hidden, layers, attention heads, KV heads, head dim, intermediate, tied embeddings.
@@ -480,6 +482,7 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
                      + f") before sharding, {host / GIB:.0f} GiB per host at the start"
                      + (f"; a sleeping vLLM keeps its weights there, {per_node * engine_weights / GIB:.0f} GiB"
                         if r.backend == "vllm" and r.enable_sleep_mode else ""))
+    notes.append(checkpoint_note(cfg, P, c, per_node, critic_shape))
     standing = {"master weights": comp["master weights (fp32)"], "AdamW moments": comp["AdamW moments (fp32)"],
                 "reference": comp.get("reference", 0), "reserve": reserve}
     if critic_shape is not None:
@@ -507,6 +510,46 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
                       device_source=source, world_size=world, shard=shard, tokens_per_micro_batch=tokens,
                       components=comp, phases=phases, kv_capacity_tokens=kv_capacity, max_model_len=max_model_len,
                       workers_per_host=per_node if device == "cpu" else 1, notes=notes)
+
+
+def checkpoint_bytes_per_host(cfg, params: int, compute_bytes: int, per_node: int,
+                              critic_params: int = 0) -> tuple[int, int]:
+    """(bytes a checkpoint writes on the host that writes most, bytes on every other host): the float32 master
+    weights and AdamW moments of the host's workers (a PPO critic's too), plus on one host the whole model in HF
+    format in model.dtype (verl saves it with every checkpoint on rank 0's host; the native trainer writes it only
+    at the end)."""
+    world = max(cfg.world_size, 1)
+    state = 12 * (params + critic_params) * per_node // world
+    hf = compute_bytes * params if cfg.trainer.engine == "verl" else 0
+    return state + hf, state
+
+
+def checkpoint_note(cfg, params: int, compute_bytes: int, per_node: int, critic_shape=None) -> str:
+    """What a save writes per host, how long that takes at the assumed write rate against SageMaker's stop grace,
+    and what a stop or a Spot reclaim can lose with this config's engine."""
+    most, other = checkpoint_bytes_per_host(cfg, params, compute_bytes, per_node,
+                                            critic_shape.value_model_params if critic_shape is not None else 0)
+    rate = ASSUMED["checkpoint_write_gib_s"]
+    seconds = most / GIB / rate
+    ck = cfg.checkpoint
+    bounds = [x for x in (f"{ck.save_every} steps" if ck.save_every else "",
+                          f"{ck.save_every_minutes:g} minutes plus the step then running" if ck.save_every_minutes
+                          else "") if x]
+    periodic = (" or ".join(bounds) + (", whichever comes first" if len(bounds) > 1 else "")) if bounds \
+        else "the whole run (checkpoint.save_every=0: only at the end)"
+    if cfg.trainer.engine == "verl":
+        lost = (f"a stop or Spot reclaim loses what verl did since its last save, at most {periodic} (verl has no "
+                "save on a stop)")
+    else:
+        fits = seconds < STOP_GRACE_S
+        lost = ("a stop during a step's rollout drops that step (redone after the restart) and saves the one "
+                "before, a stop during its update finishes it and saves; " + (
+                    f"the save fits the {STOP_GRACE_S} s grace, so a stop loses at most the dropped step's rollout"
+                    if fits else f"the save does not fit the {STOP_GRACE_S} s grace: a stop loses what was done "
+                                 f"since the last periodic save, at most {periodic}"))
+    return (f"checkpoint: a save writes {most / GIB:.1f} GiB on the busiest host"
+            + (f" ({other / GIB:.1f} GiB on the others)" if most != other and cfg.trainer.nnodes > 1 else "")
+            + f", ~{seconds:.0f} s at an assumed {rate:g} GiB/s; {lost}")
 
 
 def plan_problems(cfg, device_memory_gib: float, instance_count: int, gpus_per_instance: int) -> list[str]:

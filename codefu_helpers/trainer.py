@@ -16,7 +16,8 @@ One step, top to bottom (`GRPOTrainer.step`):
        mini-batches, each split into micro-batches whose gradients accumulate, clipped, one optimizer step per
        mini-batch; then the new weights go to the rollout engine (vLLM: streamed in, and the next step's log-prob gap
        checks they arrived exactly)
-    7. metrics (console line, metrics.jsonl, MLflow), checkpoint every `save_every` steps and at the end
+    7. metrics (console line, metrics.jsonl, MLflow), checkpoint every `save_every` steps, after the first step that
+       ends `save_every_minutes` after the last save, and at the end
 
 This loop is the controller. The model, its reference, the optimizer and the rollout engine live in the workers
 (`codefu_helpers.workers`): one worker in this process when trainer.nnodes x trainer.gpus_per_node = 1, else one
@@ -55,6 +56,7 @@ from .policy_ops import pack
 from .reward import Scored
 from .rollout import Group, Sample, SamplingParams
 from .workers import build_worker_group
+from .workers.interrupt import StepAbandoned
 
 
 class GRPOTrainer:
@@ -155,7 +157,8 @@ class GRPOTrainer:
         t0 = time.perf_counter()
         groups, judged = self.workers.generate(rows, cfg.rollout.n, params)
         t_generate = time.perf_counter() - t0
-        results = self.workers.judge.results([handle for _, _, handle in judged], cfg.trainer.worker_timeout_s)
+        results = self.workers.judge.results([handle for _, _, handle in judged], cfg.trainer.worker_timeout_s,
+                                             should_stop=self.workers.stop_requested)
         t_reward = time.perf_counter() - t0 - t_generate
 
         samples = [s for _, s, _ in judged]
@@ -357,28 +360,50 @@ class GRPOTrainer:
     def fit(self, start_step: int = 0, stop_after_step: int | None = None,
             should_stop: Callable[[], bool] | None = None) -> list[dict]:
         """Runs steps start_step+1 .. total_steps (1-based in logs); `stop_after_step` stops early (an interruption).
-        `should_stop()` is asked after every step (the SageMaker entry point answers True once SIGTERM arrived): the
-        step in progress is finished, saved and logged, then fit returns without exporting the model.
+        `should_stop()` (the SageMaker entry point answers True once SIGTERM arrived) is asked while the workers
+        generate, judge and validate (at least every second) and after every step. A stop during a step's rollout
+        drops that step (StepAbandoned: nothing of it reached the weights) and saves the state the step before left,
+        unless that is saved already; a stop during the update finishes the step, saves and logs it; a stop during
+        validation saves and logs the step without its validation numbers. Then fit returns without exporting the
+        model; a restart redoes the dropped step from its seed, so every step is logged once.
 
         The final model goes to <output_dir>/model with `codefu_training.json` beside its weights (the problems
         trained on and the model GRPO started from), so an evaluation can tell seen from held-out problems."""
         cfg = self.cfg
         total = self.total_steps
         history = []
+        self.workers.stop_requested = should_stop
+        last_save = time.monotonic()
         for step in range(start_step, total):
-            metrics = self.step(step)
+            try:
+                metrics = self.step(step)
+            except StepAbandoned as exc:
+                saved = latest_checkpoint(self.checkpoint_root)
+                print(f"stop requested during step {step + 1}'s rollout ({exc}): the step is dropped (the restarted "
+                      f"job redoes it); {'saving' if step and not _is_step(saved, step) else 'already saved:'} step "
+                      f"{step}", flush=True)
+                if step and not _is_step(saved, step):
+                    self.save(step)
+                return history
             self.step_done = step + 1
-            if cfg.trainer.test_freq and ((step + 1) % cfg.trainer.test_freq == 0 or step + 1 == total):
-                metrics.update(self.validate(step + 1))
             stopping = stop_after_step is not None and step + 1 >= stop_after_step
+            if cfg.trainer.test_freq and ((step + 1) % cfg.trainer.test_freq == 0 or step + 1 == total):
+                try:
+                    metrics.update(self.validate(step + 1))
+                except StepAbandoned:
+                    print(f"stop requested during step {step + 1}'s validation: saving the step without it", flush=True)
+                    stopping = True
             if should_stop is not None and should_stop() and step + 1 < total:
                 print(f"stop requested: saving step {step + 1} and stopping", flush=True)
                 stopping = True
+            minutes = cfg.checkpoint.save_every_minutes
+            due = bool(minutes) and time.monotonic() - last_save >= 60 * minutes
             if (cfg.checkpoint.save_every and (step + 1) % cfg.checkpoint.save_every == 0) or step + 1 == total \
-                    or stopping:
+                    or stopping or due:
                 t0 = time.perf_counter()
                 self.save(step + 1)
                 metrics["time_checkpoint"] = time.perf_counter() - t0
+                last_save = time.monotonic()
             history.append({"step": step + 1, **metrics})
             if self.logger is not None:
                 self.logger.log(step + 1, total, metrics)
@@ -413,6 +438,11 @@ class GRPOTrainer:
         out = self.workers.validate(self.val_rows, cfg.trainer.val_samples, params)
         return {"val/pass_at_1": out["pass_rate"], "val/problems": out["problems"],
                 "val/judge_errors": out["judge_errors"], "time_validate": time.perf_counter() - t0}
+
+
+def _is_step(checkpoint: Path | None, step: int) -> bool:
+    """Whether `checkpoint` (a complete one, or None) holds the state after `step` steps."""
+    return checkpoint is not None and load_trainer_state(checkpoint).step == step
 
 
 CRITIC_EXPORT_DIR = "critic"  # <output_dir>/critic: the trained critic of a PPO run, beside <output_dir>/model

@@ -111,3 +111,36 @@ def test_rollout_sync_and_trainer_tests_pass_under_the_job_stack(tmp_path):
     skipped = re.search(r"(\d+) skipped", done.stdout)
     assert summary and not skipped, f"every test must run under the job's stack, none skipped:\n{tail}"
     print(f"job stack: {summary.group(0)}", file=sys.stderr)
+
+
+def test_the_verl_hook_adds_a_time_based_save_to_verls_own_save_decision(tmp_path):
+    """checkpoint.save_every_minutes for verl: in verl 0.9.1's own modules (in .venv-job), the hook's function is the
+    one verl's training loop calls; it answers True once the interval has passed since the last save, counting verl's
+    own saves (the step record's time) and those it asked for."""
+    script = r"""
+import json, os, sys, time
+from pathlib import Path
+os.environ["CODEFU_SAVE_EVERY_MINUTES"] = "0.05"          # 3 s
+os.environ["CODEFU_VERL_CHECKPOINT_DIR"] = sys.argv[1]
+from codefu_helpers.launch.verl_hooks import setup
+setup()
+from verl.trainer.ppo import ray_trainer
+ask = lambda: ray_trainer.should_save_ckpt_esi(max_steps_duration=1.0, redundant_time=0)
+seen = {"wrapped": getattr(ray_trainer.should_save_ckpt_esi, "codefu_wrapped", False), "at_start": ask()}
+time.sleep(3.2)
+seen["after_interval"] = ask()
+seen["right_after"] = ask()
+time.sleep(2.0)
+(Path(sys.argv[1]) / "latest_checkpointed_iteration.txt").write_text("7")   # verl saved on its own
+time.sleep(1.5)
+seen["after_verls_save"] = ask()
+time.sleep(2.0)
+seen["interval_after_verls_save"] = ask()
+print(json.dumps(seen))
+"""
+    done = subprocess.run([str(_job_python()), "-c", script, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"wrapped": True, "at_start": False, "after_interval": True, "right_after": False,
+                    "after_verls_save": False, "interval_after_verls_save": True}, seen

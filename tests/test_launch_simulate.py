@@ -87,6 +87,28 @@ def test_a_host_still_sees_the_environment_it_runs_from_when_that_lives_under_tm
     assert simulate._kept_under_tmp({}) == [str(clone / ".venv")]
 
 
+def test_caches_go_to_the_candidate_with_the_most_room_and_a_set_variable_is_kept(tmp_path):
+    """On a host, the candidate folders are the job's volume and the root disk's /tmp and HOME; here a 4 MiB tmpfs
+    stands for the small root disk beside this machine's disk."""
+    from codefu_helpers.launch.disks import CACHE_VARIABLES, place_caches
+
+    small, volume = tmp_path / "small", tmp_path / "volume"
+    small.mkdir(), volume.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(small)], check=True)
+    try:
+        env = {"HF_HOME": "/elsewhere/hf"}
+        placed = place_caches((str(small), str(volume), str(tmp_path / "missing")), environ=env, log=lambda m: None)
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    root = volume / "codefu-cache"
+    assert placed["root"] == str(root) and placed["kept"] == {"HF_HOME": "/elsewhere/hf"}
+    assert env["HF_HOME"] == "/elsewhere/hf" and set(placed["set"]) == set(CACHE_VARIABLES) - {"HF_HOME"}
+    assert all(Path(env[name]).is_dir() and Path(env[name]).parent == root for name in placed["set"])
+    assert placed["free_gb_by_candidate"][str(small)] <= 0.01 and placed["free_gb_by_candidate"][str(tmp_path / "missing")] == 0
+    with pytest.raises(SystemExit, match="no place for the job's caches"):
+        place_caches((str(tmp_path / "missing"),), environ={}, log=lambda m: None)
+
+
 def test_host_names_are_resolved_with_retries_until_a_deadline(tmp_path):
     """A host whose name the cluster's DNS learns late is waited for; one that never appears fails with the wait."""
     from codefu_helpers.launch.entrypoint import resolve_host
@@ -165,15 +187,17 @@ def _log(out: Path, host: str, attempt: int | None = None) -> str:
 @pytest.fixture(scope="module")
 def spot_run(tmp_path_factory, python_split):
     """launch.simulate --hosts 2 --config configs/ci_tiny.yaml --set trainer.nnodes=2 trainer.total_steps=4
-    --spot-interrupt-after-step 2 --no-landlock-hosts algo-2 --rank0-host algo-2 (the worker host runs as on a kernel
-    without Landlock, and has the address that sorts first)"""
+    --spot-interrupt-after-step 2 --no-landlock-hosts algo-2 --rank0-host algo-2 --small-root-hosts algo-1 algo-2
+    (the worker host runs as on a kernel without Landlock and has the address that sorts first; both hosts have an
+    8 MiB root disk for /tmp and HOME and none of this machine's caches)"""
     from codefu_helpers.launch.simulate import simulate
 
     out = tmp_path_factory.mktemp("spot") / "sim"
     summary = simulate(CI_TINY, out, hosts=2, overrides=_data(python_split) + ["trainer.nnodes=2",
                                                                                "trainer.total_steps=4"],
                        spot_interrupt_after_step=2, grace_seconds=120, dashboard=False, join_timeout=420,
-                       timeout=1500, no_landlock_hosts=["algo-2"], rank0_host="algo-2")
+                       timeout=1500, no_landlock_hosts=["algo-2"], rank0_host="algo-2",
+                       small_root_hosts=["algo-1", "algo-2"])
     print(f"spot run: {summary['seconds']} s, attempts {[(a['steps'], a['exit_codes']) for a in summary['attempts']]}")
     return out, summary
 
@@ -263,6 +287,21 @@ def test_each_host_had_its_own_disk_no_bubblewrap_and_s3_mirrored_the_checkpoint
     assert steps == ["step_000003", "step_000004"], summary["s3_checkpoints"]
     assert not any("/step_000001/" in key or "/.tmp_" in key for key in summary["s3_checkpoints"])
     assert sum(a["deletes"]["algo-1"] for a in summary["attempts"]) > 0
+
+
+@pytest.mark.slow
+def test_hosts_with_a_small_root_disk_kept_their_caches_and_rays_session_on_the_jobs_volume(spot_run):
+    """/tmp and HOME were 8 MiB tmpfs on both hosts (a write past that fails the job); the tiny model (9 MiB) was built
+    and Ray's session written under /opt/ml/input/data/codefu-cache, on the volume, in each attempt."""
+    out, summary = spot_run
+    assert all(a["exit_codes"] for a in summary["attempts"]) and summary["exit_codes"] == {"algo-1": 0, "algo-2": 0}
+    for attempt in (1, None):
+        for host in ("algo-1", "algo-2"):
+            assert "caches under /opt/ml/input/data/codefu-cache" in _log(out, host, attempt)
+    disk = out / "hosts" / "algo-1" / "input" / "data" / "codefu-cache"
+    assert list((disk / "codefu" / "tiny-models").glob("*/model.safetensors")), "the model was built on the volume"
+    assert list((disk / "ray" / "ray").glob("session_*/logs")), "Ray's session lived on the volume"
+    assert not (out / "hosts" / "algo-1" / "checkpoints" / "codefu-cache").exists()
 
 
 @pytest.mark.slow

@@ -178,3 +178,24 @@ def test_ppo_counts_the_critics_training_state_and_its_update():
     assert update["critic gradients"] == c["critic gradients (fp32)"] and update["critic activations"] > 0
     assert "critic update" not in grpo_plan.phases and ppo_plan.peak > grpo_plan.peak
     assert "critic update" in ppo_plan.report()
+
+
+def test_the_checkpoint_note_counts_what_a_save_writes_per_host_and_what_a_stop_loses():
+    """A save writes each host's share of the float32 master weights and AdamW moments (12 bytes a parameter over
+    the world size, times its workers); verl adds the whole HF model in model.dtype on rank 0's host."""
+    from codefu_helpers.memory_plan import ASSUMED, checkpoint_bytes_per_host
+
+    stage2 = ExperimentConfig.from_yaml(ROOT / "configs" / "codefu7b_stage2.yaml").with_overrides(
+        ["trainer.nnodes=2"]).validate()
+    P = model_shape(stage2.model.path).params
+    most, other = checkpoint_bytes_per_host(stage2, P, 2, per_node=8)
+    assert other == 12 * P * 8 // 16 and most == other + 2 * P  # verl: + the bf16 HF model on rank 0's host
+    note = next(n for n in memory_plan(stage2, device_memory_gib=80).notes if n.startswith("checkpoint:"))
+    assert f"{most / GIB:.1f} GiB on the busiest host ({other / GIB:.1f} GiB on the others)" in note
+    assert f"~{most / GIB / ASSUMED['checkpoint_write_gib_s']:.0f} s" in note
+    assert "at most 16 steps or 30 minutes plus the step then running, whichever comes first" in note
+    native = stage2.with_overrides(["trainer.engine=native", "rollout.enable_sleep_mode=true"])
+    assert checkpoint_bytes_per_host(native, P, 2, per_node=8) == (other, other)  # the HF model only at the end
+    tiny = ExperimentConfig.from_yaml(ROOT / "configs" / "ci_tiny.yaml")
+    tiny_note = next(n for n in memory_plan(tiny).notes if n.startswith("checkpoint:"))
+    assert "fits the 120 s grace, so a stop loses at most the dropped step's rollout" in tiny_note

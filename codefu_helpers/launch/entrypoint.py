@@ -8,11 +8,13 @@ Every flag defaults to SageMaker's paths, so the job's command is just the line 
    stays PID 1 as a small init: it runs the entry point proper as its child, passes SIGTERM/SIGINT on to it and
    reaps orphaned processes. SageMaker stops a job (StopTrainingJob, max_run, a Spot reclaim) with SIGTERM to PID 1
    and SIGKILL after a grace period (120 s); a shell as PID 1 drops it, so without this nothing would save;
-1. every host checks that the judge can isolate model-written programs here (`sandbox.require_isolation`)
-   and prints the tier (on a host without Landlock it first closes /opt/ml and the caches to the judged programs'
-   uids, which the judge checks with canaries: `sandbox.protect`); NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are pinned to the interface SageMaker names in
-   resourceconfig.json (`network_interface_name`), unless already set; host names are resolved with retries
-   until --dns-timeout (the cluster's DNS can lag a host's start);
+1. every host puts its caches (Hugging Face, vLLM, Triton, torch.compile, FlashInfer, pip, Ray's session and
+   spilling) on the volume SageMaker provisions rather than the small root disk (`disks.place_caches`), then checks
+   that the judge can isolate model-written programs here (`sandbox.require_isolation`) and prints the tier (on a
+   host without Landlock it first closes /opt/ml and the caches to the judged programs' uids, which the judge checks
+   with canaries: `sandbox.protect`); NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are pinned to the interface
+   SageMaker names in resourceconfig.json (`network_interface_name`), unless already set; host names are resolved
+   with retries until --dns-timeout (the cluster's DNS can lag a host's start);
 2. the first host of `resourceconfig.json` ("hosts"[0]) starts the Ray head (dashboard on --dashboard-port,
    Prometheus metrics on --metrics-export-port); every other host waits for the head's port and joins;
 3. the head waits until a live Ray node carries every host's name; past --join-timeout it exits non-zero
@@ -26,7 +28,9 @@ Every flag defaults to SageMaker's paths, so the job's command is just the line 
    directory (`place_verl_model`); the other hosts prune old verl steps on their own disks. Checkpoints go to
    --checkpoint-dir (SageMaker syncs it with S3, so a restarted or Spot-interrupted job
    resumes), metrics/config/MLflow to --output-dir, the final model to --model-dir (uploaded by SageMaker);
-5. on SIGTERM the native trainer finishes the step in progress, saves it and stops (exit 143, no failure file);
+5. on SIGTERM the native trainer drops a step still in its rollout (generation, judging: nothing of it reached the
+   weights; the restarted job redoes it) or finishes one in its update, saves the last whole step unless it is
+   saved already, and stops (exit 143, no failure file);
    the other hosts keep their Ray nodes up until the head is done, since the head's checkpoint needs their
    shards. verl is sent SIGTERM too; it keeps the checkpoints it already saved (it has no save-on-signal);
 6. the head stops its Ray node; worker hosts see the head's port close and leave with exit code 0.
@@ -109,7 +113,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--metrics-export-port", type=int, default=8080)
     p.add_argument("--host-ip", action="append", default=[], metavar="HOST=IP",
                    help="address of a host (default: DNS, which SageMaker sets up for algo-N)")
-    p.add_argument("--ray-temp-dir", default=None, help="head only: Ray's session directory")
+    p.add_argument("--ray-temp-dir", default=None,
+                   help="head only: Ray's session directory, for every node (default: under the cache root, see disks)")
     p.add_argument("--ray-start-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for this host's `ray start` (repeatable), e.g. --ray-start-arg=--num-gpus=0")
     p.add_argument("--ray-autogroup-nice", type=int, default=0,
@@ -185,7 +190,7 @@ def write_failure(path: str | Path, message: str) -> None:
     path.write_text(message[:FAILURE_LIMIT])
 
 
-def check_judge_isolation(host: str) -> str:
+def check_judge_isolation(host: str, cache_root: str | None = None) -> str:
     """The judge must isolate model-written code on this host (bwrap or container tier), or the job stops. On a host
     without Landlock the job protects its answers first: /opt/ml and the caches closed to others (the judged
     programs' uids), which the judge checks with canaries before it accepts the container tier."""
@@ -194,7 +199,7 @@ def check_judge_isolation(host: str) -> str:
     from ..sandbox.protect import PROTECTED_PATHS_ENV, job_paths, protect_host_files
 
     if os.geteuid() == 0 and host_landlock_abi() is None and not os.environ.get(PROTECTED_PATHS_ENV):
-        paths = protect_host_files(job_paths())
+        paths = protect_host_files(job_paths(extra=[cache_root] if cache_root else []))
         os.environ[PROTECTED_PATHS_ENV] = os.pathsep.join(paths)  # every judge of this job checks them
         print(f"[{host}] no Landlock on this host: {', '.join(paths) or 'nothing'} closed to judged programs "
               "(permissions for others removed)", flush=True)
@@ -350,10 +355,13 @@ def _on_sigterm(signum, frame):
     STOP.set()
     if first:
         via = "" if signum == signal.SIGTERM else f" (passed on by PID 1 as {signal.Signals(signum).name})"
-        print(f"SIGTERM{via}: SageMaker is stopping the job (StopTrainingJob, max_run or a Spot reclaim); finishing "
-              "and saving the current step", flush=True)
+        print(f"SIGTERM{via}: SageMaker is stopping the job (StopTrainingJob, max_run or a Spot reclaim); a step in "
+              "its rollout is dropped, one in its update is finished, and the last whole step is saved", flush=True)
     if not _TRAINING.is_set():
         raise SystemExit(STOPPED_EXIT)  # nothing to save yet: leave now (the finally stops this host's Ray node)
+    from ..workers.interrupt import INTERRUPTS
+
+    INTERRUPTS.interrupt()  # a generation running in this process (one local worker) ends with StepAbandoned
 
 
 def run_as_init(argv: list[str]) -> int:
@@ -402,6 +410,7 @@ def main(argv=None) -> int:
         return run_as_init(argv)
     args = parse_args(argv)
     from .cluster import RayNode
+    from .disks import place_caches
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(STOP_SIGNAL, _on_sigterm)
@@ -415,7 +424,10 @@ def main(argv=None) -> int:
         mapping = dict(item.split("=", 1) for item in args.host_ip)
         ips = {h: resolve_host(h, mapping, args.dns_timeout, log=log) for h in dict.fromkeys((host.hosts[0],
                                                                                                host.current))}
-        check_judge_isolation(host.current)
+        caches = place_caches(log=log)  # before anything downloads, compiles or starts Ray
+        if args.ray_temp_dir is None:
+            args.ray_temp_dir = str(Path(caches["root"]) / "ray")
+        check_judge_isolation(host.current, caches["root"])
         log_dir = Path(args.output_dir) / "ray-logs"
         node = RayNode(host=host.current, ip=ips[host.current], port=args.ray_port, head=host.is_head,
                        head_ip=ips[host.hosts[0]], log_path=log_dir / f"ray-start-{host.current}.log",

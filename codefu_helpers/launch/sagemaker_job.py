@@ -169,6 +169,7 @@ def _base_environment(itype) -> dict[str, str]:
         "NCCL_DEBUG": "WARN",
         "TOKENIZERS_PARALLELISM": "false",
         "RAY_USAGE_STATS_ENABLED": "0",
+        "PIP_NO_CACHE_DIR": "1",             # the install at start runs once: no wheel cache on the small root disk
         "CODEFU_JUDGE_ISOLATION": "auto",    # bubblewrap where the container allows namespaces, else the container tier
     }
     if itype.efa:  # inter-host NCCL over EFA through the aws-ofi-nccl plugin of the DLC (never NCCL_NET_PLUGIN=none)

@@ -13,6 +13,9 @@ SageMaker plays it:
   own /tmp (the Python environment and repository bound back in when they live under this machine's /tmp), /dev/shm
   and /etc/hosts (algo-N resolve through it, as SageMaker's DNS makes them), and no bubblewrap
   (the stock image has none: `bwrap` is masked, so the judge must use its container tier);
+- `--small-root-hosts algo-1 ...`: those hosts' root disk (/tmp and HOME) is a tmpfs of `--small-root-mb` (8 MiB),
+  and they get none of this machine's caches: the job must put its caches, downloads and Ray's session on its volume
+  (/opt/ml), or a write fails there;
 - `--no-landlock-hosts algo-2 ...`: those hosts run as on a kernel without Landlock (a seccomp filter answers its
   calls with ENOSYS, as such a kernel does): their entry point closes /opt/ml and the caches to the judged
   programs' uids, and the judge checks that with canaries before it takes the container tier;
@@ -61,6 +64,7 @@ SIM_ROLE = "arn:aws:iam::123456789012:role/CodefuSimulation"
 SIM_BUCKET = "codefu-simulation"
 SIM_IMAGE = "codefu-simulated-host:local"
 REGION = "us-east-1"
+SMALL_ROOT_HOME = "/home/root"  # HOME of a small-root host: on the size-limited tmpfs over /home
 COMPLETE_MARKER = "checkpoint_complete.json"  # codefu_helpers.checkpoint's (imported there by the hosts)
 
 
@@ -283,7 +287,13 @@ mount("-t", "tmpfs", "-o", "size=1g", "tmpfs", "/dev/shm")
 for path in spec["mask"]:
     mount("--bind", spec["masker"], path)
 machine_tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)  # still reachable once the host's /tmp covers it
-mount("--bind", tmp, "/tmp")
+if spec["small_root_mb"]:  # the root disk's /tmp and HOME: size-limited, a write past the limit fails (ENOSPC)
+    size = "size=%dm" % spec["small_root_mb"]
+    mount("-t", "tmpfs", "-o", size, "tmpfs", "/tmp")
+    mount("-t", "tmpfs", "-o", size, "tmpfs", "/home")
+    os.makedirs(spec["env"]["HOME"], exist_ok=True)
+else:
+    mount("--bind", tmp, "/tmp")
 for path in spec["keep"]:  # what the host runs from, when it lives under this machine's /tmp (a clone there)
     os.makedirs(path, exist_ok=True)
     source = "/proc/%d/fd/%d/%s" % (os.getpid(), machine_tmp, os.path.relpath(path, "/tmp"))
@@ -332,7 +342,7 @@ class SimulatedHost:
     """One host of one attempt: its disk, its checkpoint uploader and its PID namespace (PID 1: the SDK's driver)."""
 
     def __init__(self, name: str, index: int, disk: Path, request: dict, env: dict[str, str], s3: LocalS3,
-                 bwrap: bool, crash_at_step: int | None, landlock: bool = True):
+                 bwrap: bool, crash_at_step: int | None, landlock: bool = True, small_root_mb: int = 0):
         self.name, self.index, self.disk = name, index, disk
         argv = request["AlgorithmSpecification"]["ContainerEntrypoint"] + \
             request["AlgorithmSpecification"]["ContainerArguments"]
@@ -341,7 +351,8 @@ class SimulatedHost:
         masker.chmod(0o644)  # not executable: shutil.which("bwrap") finds nothing
         spec = {"disk": str(disk), "hosts_file": str(disk.parent / f"{name}.hosts"),
                 "stash": str(disk.parent / f".{name}-opt"), "argv": argv, "env": env, "masker": str(masker),
-                "mask": [] if bwrap else _bwrap_paths(env["PATH"]), "keep": _kept_under_tmp(env)}
+                "mask": [] if bwrap else _bwrap_paths(env["PATH"]), "keep": _kept_under_tmp(env),
+                "small_root_mb": small_root_mb}
         _, prefix = _split(request["CheckpointConfig"]["S3Uri"])
         self.uploader = CheckpointUploader(s3, disk / "checkpoints", prefix, crash_at_step=crash_at_step)
         self.uploader.start()
@@ -391,16 +402,18 @@ class SimulatedHost:
 
 
 def _host_env(request: dict, name: str, index: int, addresses: dict[str, str], ports: dict[str, int],
-              dashboard: bool, job_name: str) -> dict[str, str]:
+              dashboard: bool, job_name: str, small_root: bool = False) -> dict[str, str]:
     """The container's environment: an image's base variables, the request's Environment, what the platform sets,
-    and this host's flags for the entry point (ports, on a machine whose network all hosts share)."""
+    and this host's flags for the entry point (ports, on a machine whose network all hosts share). A small-root host
+    has its HOME on the small disk and none of this machine's caches: it builds what it needs where the job puts it."""
     venv_bin = str(Path(sys.executable).parent)
-    env = {"PATH": f"{venv_bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
+    env = {"PATH": f"{venv_bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+           "HOME": SMALL_ROOT_HOME if small_root else "/root",
            "LANG": "C.UTF-8", "TRAINING_JOB_NAME": job_name,
            "TRAINING_JOB_ARN": f"arn:aws:sagemaker:{REGION}:123456789012:training-job/{job_name}",
            "RAY_AUTH_MODE": "disabled"}  # a token file of another Ray on this machine must not apply
-    for passed in ("CODEFU_CACHE", "HF_HOME", "HF_HUB_OFFLINE"):  # the image's caches: built once, not per host
-        if passed in os.environ:
+    for passed in () if small_root else ("CODEFU_CACHE", "HF_HOME", "HF_HUB_OFFLINE"):  # the image's caches: built
+        if passed in os.environ:                                                          # once, not per host
             env[passed] = os.environ[passed]
     env.update(request.get("Environment", {}))
     extra = ["--ray-port", str(ports["ray"]), "--dashboard-port", str(ports["dashboard"]),
@@ -439,7 +452,8 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
              dashboard: bool = True, spot_interrupt_after_step: int | None = None,
              interrupt_upload_at_step: int | None = None, grace_seconds: float = 120.0, bwrap: bool = False,
              job_environment: dict[str, str] | None = None, no_landlock_hosts: list[str] | None = None,
-             rank0_host: str | None = None) -> dict:
+             rank0_host: str | None = None, small_root_hosts: list[str] | None = None,
+             small_root_mb: int = 8) -> dict:
     """Runs the job for `config` as `hosts` simulated hosts (only the first `start_hosts` start) and returns the
     summary also written to OUTPUT_DIR/simulation.json."""
     from ..config import ExperimentConfig
@@ -461,9 +475,10 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
     request = plan.request
     (out / "request.json").write_text(json.dumps(request, indent=1))
     names = [f"algo-{i + 1}" for i in range(hosts)]
-    unknown = sorted(set(no_landlock_hosts or ()) - set(names))
-    if unknown:
-        raise SystemExit(f"--no-landlock-hosts {unknown}: this job's hosts are {names}")
+    for flag, given in (("--no-landlock-hosts", no_landlock_hosts), ("--small-root-hosts", small_root_hosts)):
+        unknown = sorted(set(given or ()) - set(names))
+        if unknown:
+            raise SystemExit(f"{flag} {unknown}: this job's hosts are {names}")
     addresses = host_addresses(names, rank0_host)
     start_hosts = hosts if start_hosts is None else start_hosts
     s3 = LocalS3(out / "s3")
@@ -479,7 +494,8 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
             attempt = len(summary["attempts"]) + 1
             record = _run_attempt(out, attempt, names[:start_hosts], names, request, s3, dashboard, join_timeout,
                                   started + timeout, pending_spot, pending_crash, grace_seconds, bwrap,
-                                  set(no_landlock_hosts or ()), addresses)
+                                  set(no_landlock_hosts or ()), addresses,
+                                  {h: small_root_mb for h in small_root_hosts or ()})
             summary["attempts"].append(record)
             if record["interrupted"] == "spot":
                 pending_spot = None
@@ -516,7 +532,7 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
 def _run_attempt(out: Path, attempt: int, started_names: list[str], names: list[str], request: dict, s3: LocalS3,
                  dashboard: bool, join_timeout: float, deadline: float, spot_at: int | None, crash_at: int | None,
                  grace: float, bwrap: bool, no_landlock: set[str] = frozenset(),
-                 addresses: dict[str, str] | None = None) -> dict:
+                 addresses: dict[str, str] | None = None, small_root: dict[str, int] | None = None) -> dict:
     """One start of the job on fresh disks; returns its record for simulation.json."""
     hosts_dir = out / "hosts"
     if hosts_dir.exists():  # the previous attempt's disks: kept for inspection, never seen by this one
@@ -531,9 +547,11 @@ def _run_attempt(out: Path, attempt: int, started_names: list[str], names: list[
         for i, name in enumerate(started_names):
             disk = hosts_dir / name
             restored[name] = _prepare_disk(disk, name, names, request, s3, addresses)
-            env = _host_env(request, name, i, addresses, ports, dashboard, request["TrainingJobName"])
+            small = (small_root or {}).get(name, 0)
+            env = _host_env(request, name, i, addresses, ports, dashboard, request["TrainingJobName"], bool(small))
             hosts.append(SimulatedHost(name, i, disk, request, env, s3, bwrap,
-                                       crash_at_step=crash_at if i == 0 else None, landlock=name not in no_landlock))
+                                       crash_at_step=crash_at if i == 0 else None, landlock=name not in no_landlock,
+                                       small_root_mb=small))
         record["restored_checkpoint_files"] = restored[started_names[0]]["checkpoints"] if started_names else 0
         metrics = hosts_dir / names[0] / "output/data/metrics.jsonl"
         t0 = time.monotonic()
@@ -599,6 +617,10 @@ def main(argv=None) -> int:
                    help="hosts (algo-N) that run as on a kernel without Landlock")
     p.add_argument("--no-dashboard", action="store_true",
                    help="no Ray dashboard on the head: a lighter start on a small machine")
+    p.add_argument("--small-root-hosts", nargs="*", default=[], metavar="HOST",
+                   help="hosts whose root disk (/tmp and HOME) is a tmpfs of --small-root-mb: the job must keep its big "
+                        "files on the job's volume")
+    p.add_argument("--small-root-mb", type=int, default=8)
     p.add_argument("--rank0-host", default=None, metavar="HOST",
                    help="give this host the address that sorts first, where verl puts its rank 0 (default: algo-1)")
     args = p.parse_args(argv)
@@ -608,7 +630,8 @@ def main(argv=None) -> int:
                        spot_interrupt_after_step=args.spot_interrupt_after_step,
                        interrupt_upload_at_step=args.interrupt_upload_at_step, grace_seconds=args.grace_seconds,
                        bwrap=args.with_bwrap, job_environment=dict(item.split("=", 1) for item in args.job_env),
-                       no_landlock_hosts=args.no_landlock_hosts, rank0_host=args.rank0_host)
+                       no_landlock_hosts=args.no_landlock_hosts, rank0_host=args.rank0_host,
+                       small_root_hosts=args.small_root_hosts, small_root_mb=args.small_root_mb)
     print(json.dumps({k: v for k, v in summary.items() if k != "s3_checkpoints"}, indent=1))
     return 0 if summary["exit_codes"] and all(c == 0 for c in summary["exit_codes"].values()) else 1
 

@@ -49,6 +49,7 @@ __all__ = ["REWARD_FUNCTION_PATH", "REWARD_FUNCTION_NAME", "VERL_MAIN", "verl_ov
            "write_selected_train_rows", "INERT_FOR_VERL"]
 
 VERL_MAIN = "verl.trainer.main_ppo"
+VERL_HOOK = "codefu_helpers.launch.verl_hooks.setup"  # run in every Ray worker process (checkpoint.save_every_minutes)
 # verl's base hydra config per trainer.strategy (verl/trainer/config/<name>.yaml)
 VERL_CONFIG_NAMES = {"fsdp": "ppo_trainer", "megatron": "ppo_megatron_trainer"}
 REWARD_FUNCTION_PATH = "pkg://codefu_helpers.reward"
@@ -350,6 +351,14 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     else:
         r.fail("checkpoint.save_every", "checkpoint.save_every=0 (only at the end) needs trainer.total_steps for "
                                         "verl, whose last step is not known in advance; set checkpoint.save_every")
+    if ck.save_every_minutes > 0:  # verl has step-based saves only: the hook adds the time-based one
+        from .verl_hooks import CHECKPOINT_DIR_ENV, SAVE_EVERY_ENV
+
+        r.put("checkpoint.save_every_minutes", _ENV + SAVE_EVERY_ENV, str(ck.save_every_minutes))
+        r.put(None, _ENV + CHECKPOINT_DIR_ENV, _absolute(cfg.checkpoint_dir()))
+        r.put(None, "+ray_kwargs.ray_init.runtime_env.worker_process_setup_hook", VERL_HOOK)
+    else:
+        r.take("checkpoint.save_every_minutes")
     r.put("checkpoint.dir", "trainer.default_local_dir", _absolute(cfg.checkpoint_dir()))
     r.put("checkpoint.resume", "trainer.resume_mode", "auto" if ck.resume else "disable")
     r.put("checkpoint.keep_last", "trainer.max_actor_ckpt_to_keep", ck.keep_last)

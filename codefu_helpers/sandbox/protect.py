@@ -29,11 +29,11 @@ CANARY_PREFIX = ".codefu-canary-"
 SAGEMAKER_PATHS = ("/opt/ml",)
 
 
-def job_paths() -> list[str]:
-    """The paths a training job protects, those that exist: /opt/ml (the code is in /opt/ml/code) and the caches
-    ($HF_HOME, ~/.cache)."""
+def job_paths(extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The paths a training job protects, those that exist: /opt/ml (the code is in /opt/ml/code), the caches
+    ($HF_HOME, ~/.cache) and `extra` (the job's cache root wherever it went)."""
     home = Path(os.path.expanduser("~"))
-    candidates = [*SAGEMAKER_PATHS, os.environ.get("HF_HOME", ""), str(home / ".cache")]
+    candidates = [*SAGEMAKER_PATHS, os.environ.get("HF_HOME", ""), str(home / ".cache"), *extra]
     out = []
     for path in candidates:
         if path and os.path.isdir(path) and path != "/" and not any(

@@ -45,7 +45,8 @@ from ..rollout import Group, SamplingParams
 from ..sandbox.isolation import private_directory
 from .batching import balance_by_tokens, equal_counts, micro_batches, sample_tokens
 from .judge import LocalJudgePool, RayJudgePool, pool_size
-from .worker import Worker, folder_manifest, write_chunk
+from .interrupt import StepAbandoned
+from .worker import INTERRUPTIBLE, Worker, folder_manifest, write_chunk
 
 PLACEMENT_TIMEOUT_S = 120  # waiting longer for devices means the cluster does not have them
 TRANSFER_CHUNK_BYTES = 64 << 20  # files travel between hosts in pieces of this size (the controller holds one)
@@ -63,6 +64,8 @@ class WorkerGroup:
     placement: tuple[str, ...] = ()  # per rank: the Ray node name (a SageMaker host name) or address it runs on
     backend: str = "hf"           # the workers' rollout engine
     tokenizer = None              # the policy's tokenizer, on the controller
+    # asked while the workers generate or validate (at least every second): True cuts the call short, StepAbandoned
+    stop_requested: Callable[[], bool] | None = None
 
     def __init__(self, cfg):
         self.cfg = cfg
@@ -304,7 +307,8 @@ class RayWorkerGroup(WorkerGroup):
                     f"Ray could not place {self.world_size} {role} workers (trainer.nnodes={cfg.trainer.nnodes} x "
                     f"{per_host_key}={per_host}) of {bundle} each within {PLACEMENT_TIMEOUT_S}s; the cluster has "
                     f"{ray.cluster_resources()}. Lower {per_host_key} or trainer.nnodes, or add nodes") from None
-            remote = ray.remote(Worker)
+            # a control thread beside the default one: `interrupt` reaches a worker while it generates
+            remote = ray.remote(concurrency_groups={"control": 1})(Worker)
             self.actors = [remote.options(
                 num_cpus=1, num_gpus=1 if gpu else 0,
                 scheduling_strategy=PlacementGroupSchedulingStrategy(self.pg, placement_group_bundle_index=i),
@@ -353,17 +357,31 @@ class RayWorkerGroup(WorkerGroup):
         rank_of = {ref: rank for rank, ref in enumerate(refs)}
         pending = list(refs)
         deadline = time.monotonic() + self.worker_timeout_s
+        watch = self.stop_requested if method in INTERRUPTIBLE else None
+        abandoning = False
         while pending:  # the first failure stops everything: the others may be waiting for it in a collective
-            done, pending = ray.wait(pending, num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
-            if not done:  # past the deadline with workers still busy: a hang is not waited out
+            left = max(0.0, deadline - time.monotonic())
+            done, pending = ray.wait(pending, num_returns=1, timeout=min(left, 1.0) if watch else left)
+            if watch is not None and not abandoning and watch():  # a stop: cut every worker's call short
+                abandoning = True
+                for actor in self.actors:
+                    actor.interrupt.options(concurrency_group="control").remote()
+            if not done:
+                if time.monotonic() < deadline:
+                    continue
+                # past the deadline with workers still busy: a hang is not waited out
                 self._timed_out(sorted(rank_of[ref] for ref in pending), len(refs), method)
             try:
                 ray.get(done[0])
             except Exception as exc:  # noqa: BLE001 - re-raised with the worker named
                 cause = getattr(exc, "cause", None) or exc
+                if abandoning and isinstance(cause, StepAbandoned):
+                    continue  # the worker left the call as asked: its weights are as before the step
                 self.close()
                 raise WorkerError(f"worker {rank_of[done[0]]} of {len(refs)} failed in {method}: "
                                   f"{type(cause).__name__}: {cause}") from exc
+        if abandoning:
+            raise StepAbandoned(f"stop requested during {method}: every worker left it")
         answers = ray.get(refs)
         self._record(time.perf_counter() - start, [busy for busy, _ in answers])
         return [result for _, result in answers]

@@ -45,6 +45,16 @@ def _left(deadline: float) -> float | None:
     return None if deadline == math.inf else max(0.0, deadline - time.monotonic())
 
 
+POLL_S = 1.0  # how often a wait for the judge asks whether the job is stopping
+
+
+def _check_stop(should_stop: Callable[[], bool] | None) -> None:
+    if should_stop is not None and should_stop():
+        from .interrupt import StepAbandoned
+
+        raise StepAbandoned("stop requested while the step's samples were being judged")
+
+
 def _unanswered(timeout_s: float | None) -> Scored:
     return Scored(0.0, False, True, "judge_error",
                   {"error": f"the judge did not answer within trainer.worker_timeout_s={timeout_s:g} s"})
@@ -60,14 +70,23 @@ class LocalJudgePool:
     def submit(self, text: str, row: dict) -> Future:
         return self.pool.submit(score_response, self.compute_score, text, row, self.reward_mode)
 
-    def results(self, handles: list, timeout_s: float | None = None) -> list[Scored]:
+    def results(self, handles: list, timeout_s: float | None = None,
+                should_stop: Callable[[], bool] | None = None) -> list[Scored]:
+        """The scores of `handles` in order; a judge unanswered by the deadline is a judge error. StepAbandoned as
+        soon as `should_stop()` says so (asked at least every second)."""
         deadline = _deadline(timeout_s)
         out = []
         for handle in handles:
-            try:
-                out.append(handle.result(timeout=_left(deadline)))
-            except FutureTimeout:
-                out.append(_unanswered(timeout_s))
+            while True:
+                _check_stop(should_stop)
+                left = _left(deadline)
+                try:
+                    out.append(handle.result(timeout=left if should_stop is None else min(POLL_S, left or POLL_S)))
+                    break
+                except FutureTimeout:
+                    if should_stop is None or (left is not None and left <= POLL_S):
+                        out.append(_unanswered(timeout_s))
+                        break
         return out
 
     def close(self) -> None:
@@ -139,18 +158,27 @@ class RayJudgePool:
     def client(self, node_id: str) -> RayJudgeClient:
         return RayJudgeClient(self.actors[node_id])
 
-    def results(self, handles: list, timeout_s: float | None = None) -> list[Scored]:
+    def results(self, handles: list, timeout_s: float | None = None,
+                should_stop: Callable[[], bool] | None = None) -> list[Scored]:
+        """As LocalJudgePool.results, for object refs."""
         import ray
 
         deadline = _deadline(timeout_s)
         out = []
         for handle in handles:
-            try:
-                out.append(ray.get(handle, timeout=_left(deadline)))
-            except ray.exceptions.GetTimeoutError:
-                out.append(_unanswered(timeout_s))
-            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
-                out.append(Scored(0.0, False, True, "judge_error", {"error": f"judge actor lost: {exc}"}))
+            while True:
+                _check_stop(should_stop)
+                left = _left(deadline)
+                try:
+                    out.append(ray.get(handle, timeout=left if should_stop is None else min(POLL_S, left or POLL_S)))
+                    break
+                except ray.exceptions.GetTimeoutError:
+                    if should_stop is None or (left is not None and left <= POLL_S):
+                        out.append(_unanswered(timeout_s))
+                        break
+                except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
+                    out.append(Scored(0.0, False, True, "judge_error", {"error": f"judge actor lost: {exc}"}))
+                    break
         return out
 
     def close(self) -> None:

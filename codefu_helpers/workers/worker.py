@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import random
 import shutil
 import socket
@@ -47,6 +48,7 @@ from ..evaluate import pass_rate
 from ..policy_ops import load_model_and_tokenizer, pack
 from ..tiny_model import resolve_model_path
 from ..rollout import HFRollout, Sample, SamplingParams
+from .interrupt import INTERRUPTS
 
 # A worker that stops answering (hung, not dead) makes the others' collectives fail after this long: the run
 # then stops with that error instead of waiting forever. Dead workers are noticed by Ray at once.
@@ -66,8 +68,14 @@ class Worker:
         """(seconds spent in the method, its result): the controller subtracts this from the call's wall time
         to see what the orchestration cost."""
         start = time.perf_counter()
-        result = getattr(self, method)(*args, **kwargs)
+        with INTERRUPTS.section() if method in INTERRUPTIBLE else contextlib.nullcontext():
+            result = getattr(self, method)(*args, **kwargs)
         return time.perf_counter() - start, result
+
+    def interrupt(self) -> int:
+        """Cuts this worker's generation or validation short (StepAbandoned in the call); the controller calls it
+        through a control thread of the actor while the call runs (see workers.interrupt)."""
+        return INTERRUPTS.interrupt()
 
     # -- start -----------------------------------------------------------------------------------------
 
@@ -458,6 +466,8 @@ class GatheredHFRollout:
         """Nothing to do: the next `generate` gathers the current weights."""
 
 
+INTERRUPTIBLE = frozenset({"generate", "validate"})  # calls a stop may cut short: they leave the weights as they were
+SCRATCH_ENV = "CODEFU_SCRATCH"  # folder for the scratch copies of a remote rank's checkpoint part (default: TMPDIR)
 SCRATCH_PREFIX = "codefu_part_"
 CRITIC_DIR = "critic"  # a checkpoint's critic state: critic/dcp/ (shards, AdamW state), critic/scheduler.pt
 
@@ -496,7 +506,11 @@ def _write_or_ship(path: str, ship: bool, write) -> dict | None:
     if not ship:
         write(Path(path))
         return None
-    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    # $CODEFU_SCRATCH: where the SageMaker entry point puts big temporary files (the job's volume, launch.disks)
+    root = os.environ.get(SCRATCH_ENV) or None
+    if root:
+        os.makedirs(root, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=root))
     try:
         write(scratch)
     except BaseException:
