@@ -146,9 +146,19 @@ class GRPOTrainer:
 
     # -- one step --------------------------------------------------------------------------------------
 
+    def _status(self, step: int, phase: str) -> None:
+        """<output_dir>/status.json: the step in progress and its phase (rollout, update, validate, save, stopped,
+        done), replaced atomically; what a job's follower (or the simulation's mid-step stop) reads."""
+        path = self.output_dir / STATUS_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{STATUS_FILE}.tmp")
+        tmp.write_text(json.dumps({"step": step, "phase": phase, "since": time.time()}))
+        tmp.replace(path)
+
     def step(self, step: int) -> dict[str, float]:
         cfg = self.cfg
         start = time.perf_counter()
+        self._status(step + 1, "rollout")
         rows = self.batch_rows(step)
         params = sampling_params(cfg, seed=self.seed * 100_003 + step)
 
@@ -177,6 +187,7 @@ class GRPOTrainer:
         whitened = cfg.algorithm.adv_estimator in ("gae", "reinforce_plus_plus")
         counted = sum(len(s.response_ids) for s, k in zip(samples, keep) if k)
         if samples and sum(keep) > 0 and (counted >= 2 or not whitened):
+            self._status(step + 1, "update")
             metrics.update(self._update(samples, group_ids, results, keep))
             if metrics.get("optimizer_steps"):  # the actor moved (not in a critic warm-up step)
                 t0 = time.perf_counter()
@@ -333,10 +344,10 @@ class GRPOTrainer:
     def resume(self) -> int:
         """Loads the latest complete checkpoint (if any), saved by any number of workers; returns the step to continue
         from. Newer incomplete ones (an interrupted save or upload) are named and passed over."""
-        for skipped, problems in skipped_checkpoints(self.checkpoint_root).items():
+        for skipped, problems in skipped_checkpoints(self.checkpoint_root, content=True).items():
             print(f"not resuming from {skipped}: incomplete ({'; '.join(problems[:3])}"
                   f"{'; ...' if len(problems) > 3 else ''})", flush=True)
-        path = latest_checkpoint(self.checkpoint_root)
+        path = latest_checkpoint(self.checkpoint_root, content=True)
         if path is None:
             return 0
         state = load_trainer_state(path)
@@ -383,12 +394,15 @@ class GRPOTrainer:
                       f"job redoes it); {'saving' if step and not _is_step(saved, step) else 'already saved:'} step "
                       f"{step}", flush=True)
                 if step and not _is_step(saved, step):
+                    self._status(step, "save")
                     self.save(step)
+                self._status(step, "stopped")
                 return history
             self.step_done = step + 1
             stopping = stop_after_step is not None and step + 1 >= stop_after_step
             if cfg.trainer.test_freq and ((step + 1) % cfg.trainer.test_freq == 0 or step + 1 == total):
                 try:
+                    self._status(step + 1, "validate")
                     metrics.update(self.validate(step + 1))
                 except StepAbandoned:
                     print(f"stop requested during step {step + 1}'s validation: saving the step without it", flush=True)
@@ -401,6 +415,7 @@ class GRPOTrainer:
             if (cfg.checkpoint.save_every and (step + 1) % cfg.checkpoint.save_every == 0) or step + 1 == total \
                     or stopping or due:
                 t0 = time.perf_counter()
+                self._status(step + 1, "save")
                 self.save(step + 1)
                 metrics["time_checkpoint"] = time.perf_counter() - t0
                 last_save = time.monotonic()
@@ -408,10 +423,12 @@ class GRPOTrainer:
             if self.logger is not None:
                 self.logger.log(step + 1, total, metrics)
             if stopping:
+                self._status(step + 1, "stopped")
                 return history
         if latest_checkpoint(self.checkpoint_root) is None:
             self.save(total)
         self.export(self.output_dir / MODEL_DIR)
+        self._status(total, "done")
         return history
 
     def export(self, path: str | Path) -> Path:
@@ -445,6 +462,7 @@ def _is_step(checkpoint: Path | None, step: int) -> bool:
     return checkpoint is not None and load_trainer_state(checkpoint).step == step
 
 
+STATUS_FILE = "status.json"  # <output_dir>/status.json: the step in progress and its phase
 CRITIC_EXPORT_DIR = "critic"  # <output_dir>/critic: the trained critic of a PPO run, beside <output_dir>/model
 
 

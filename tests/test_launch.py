@@ -507,6 +507,93 @@ def test_a_submitted_job_is_followed_stopped_fetched_and_cleaned_up(python_split
     assert s3.list_objects_v2(Bucket="codefu-moto", Prefix=model_prefix).get("KeyCount") == 2  # the model stays
 
 
+def test_a_second_job_of_a_running_run_is_refused_unless_asked(python_split, monkeypatch, tmp_path):
+    """A job of this run (same checkpoint prefix) still InProgress: submitting again would train two jobs into the
+    same checkpoints. moto completes jobs at once, so the job is set running in moto's backend (in process here)."""
+    import boto3
+    from moto import mock_aws
+    from moto.sagemaker.models import sagemaker_backends
+
+    from codefu_helpers.launch.jobs import live_jobs
+    from codefu_helpers.launch.sagemaker_job import LaunchConfig, LaunchError, launch
+
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                        ("AWS_DEFAULT_REGION", "us-east-1"), ("AWS_EC2_METADATA_DISABLED", "true")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="codefu-moto")
+        lc = LaunchConfig(role=ROLE, bucket="codefu-moto", validate_role=False, check_data=False, run_name="the-run")
+        first = launch(_cfg(python_split), lc, submit=True, work_dir=tmp_path / "first")
+        assert live_jobs(first.checkpoint_uri) == []  # moto: Completed at once
+        job = sagemaker_backends["123456789012"]["us-east-1"].training_jobs[first.job_name]
+        job.training_job_status = "InProgress"
+        assert live_jobs(first.checkpoint_uri) == [first.job_name]
+        assert live_jobs(first.checkpoint_uri + "-other") == []
+        with pytest.raises(LaunchError, match=f"job\\(s\\) {first.job_name} of this run are still running"):
+            launch(_cfg(python_split), lc, submit=True, work_dir=tmp_path / "second")
+        again = launch(_cfg(python_split), dataclasses.replace(lc, allow_second_job=True), submit=True,
+                       work_dir=tmp_path / "third")
+        assert again.submitted and again.job_name != first.job_name
+
+
+def test_the_training_quota_is_compared_with_the_hosts_or_a_note_says_where_to_look(aws_on_moto):
+    """Service Quotas as AWS answers it (botocore's Stubber: the real client and its request validation, AWS's
+    documented response shape), and moto's, which has no SageMaker quotas: then a note, not a stop."""
+    import boto3
+    from botocore.stub import Stubber
+
+    from codefu_helpers.launch.jobs import training_quota
+
+    client = boto3.client("service-quotas", region_name="us-east-1")
+
+    class Session:
+        def client(self, name):
+            assert name == "service-quotas"
+            return client
+
+    for value, fits in ((1.0, False), (4.0, True)):
+        with Stubber(client) as stub:
+            stub.add_response("list_service_quotas", {"Quotas": [
+                {"QuotaName": "ml.p4d.24xlarge for training job usage", "QuotaCode": "L-1", "Value": 8.0},
+                {"QuotaName": "ml.p4de.24xlarge for training job usage", "QuotaCode": "L-2", "Value": value}]},
+                {"ServiceCode": "sagemaker"})
+            found = training_quota("ml.p4de.24xlarge", 2, boto_session=Session())
+        assert (found["quota"], found["fits"], found["quota_code"]) == (value, fits, "L-2")
+        assert ("request an increase" in found.get("note", "")) == (not fits)
+    on_moto = training_quota("ml.p4de.24xlarge", 2, spot=True)
+    assert on_moto["quota"] is None and on_moto["fits"] is None
+    assert "'ml.p4de.24xlarge for spot training job usage'" in on_moto["note"] and "at least 2" in on_moto["note"]
+
+
+@pytest.mark.notebook
+def test_notebook_04_attaches_to_a_job_by_name_and_acts_on_it(python_split, aws_on_moto, tmp_path):
+    """JOB_NAME: a job submitted earlier (here by the launcher) is followed, stopped, fetched and cleaned up, and
+    nothing new is submitted; JOB_NAME with SUBMIT_JOB is refused."""
+    import boto3
+
+    from codefu_helpers.launch.sagemaker_job import LaunchConfig, launch
+    from codefu_helpers.tutorial import execute_notebook
+
+    earlier = launch(_cfg(python_split), LaunchConfig(role=ROLE, bucket="codefu-moto", validate_role=False,
+                                                      check_data=False), submit=True, work_dir=tmp_path / "earlier")
+    before = boto3.client("sagemaker", region_name="us-east-1").list_training_jobs()["TrainingJobSummaries"]
+    run = execute_notebook("04_sagemaker_launch.ipynb", tmp_path / "nb",
+                           {"JOB_NAME": earlier.job_name, "BUCKET": "codefu-moto", "ROLE": ROLE, "STOP_JOB": True,
+                            "FETCH_MODEL": True, "CLEAN_UP": True})
+    assert run.error is None, f"{run.error}\nexecuted copy: {run.executed}"
+    results = run.results
+    assert results["submitted"] is False and results["followed_job"] == earlier.job_name
+    assert results["job_status"]["status"] == "Completed" and results["stop"].endswith("nothing to stop")
+    assert results["cleanup"]["job_name"] == earlier.job_name and results["cleanup"]["deleted_objects"] > 0
+    after = boto3.client("sagemaker", region_name="us-east-1").list_training_jobs()["TrainingJobSummaries"]
+    assert len(after) == len(before), "attaching submitted nothing"
+    refused = execute_notebook("04_sagemaker_launch.ipynb", tmp_path / "both",
+                               {"JOB_NAME": earlier.job_name, "SUBMIT_JOB": True, "BUCKET": "codefu-moto",
+                                "ROLE": ROLE})
+    assert refused.error is not None and "set one of them" in refused.error
+
+
 @pytest.mark.notebook
 def test_notebook_04_submits_to_the_moto_server_and_follows_the_job(aws_on_moto, local_model, tmp_path):
     import boto3

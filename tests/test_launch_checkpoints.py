@@ -75,3 +75,39 @@ def test_pruning_keeps_the_previous_complete_checkpoint_while_the_new_one_upload
     _write(tmp_path, 4, keep_last=2)
     assert [p.name for p in list_checkpoints(tmp_path)] == ["step_000003", "step_000004"]
     assert (tmp_path / "step_000009").exists()
+
+
+def test_a_stale_shard_of_the_same_size_is_caught_by_its_sha256_before_a_resume(tmp_path):
+    """A restart restores S3 onto a fresh disk: a file left there by an earlier attempt can have the right name and
+    size but other bytes. Sizes pass it; the marker's sha256, checked before a resume, does not."""
+    from codefu_helpers.checkpoint import missing_files
+
+    _write(tmp_path, 2)
+    newest = _write(tmp_path, 4)
+    shard = newest / "dcp" / "__0_0.distcp"
+    shard.write_bytes(bytes(reversed(shard.read_bytes())))  # same size, other content
+    assert latest_checkpoint(tmp_path) == newest  # the cheap check (pruning, listing) sees sizes only
+    assert latest_checkpoint(tmp_path, content=True).name == "step_000002"
+    assert skipped_checkpoints(tmp_path, content=True) == {
+        newest: ["dcp/__0_0.distcp has other content than the marker's sha256 (same size)"]}
+    marker = json.loads((newest / COMPLETE_MARKER).read_text())
+    manifest = {rel: [size, marker["sha256"][rel]] for rel, size in marker["files"].items()}
+    assert missing_files(newest, manifest) == ["dcp/__0_0.distcp"]  # what a remote host is sent again
+    assert missing_files(newest, marker["files"]) == []
+
+
+def test_a_checkpoint_is_written_in_place_once_and_old_temporary_folders_are_pruned(tmp_path):
+    """SageMaker uploads files as they appear: writing into a temporary folder and renaming it uploaded every
+    checkpoint twice. Parts go straight into step_NNNNNN; the marker alone says it is whole."""
+    leftover = tmp_path / ".tmp_step_000001"  # an interrupted save of the older write-then-rename
+    (leftover / "dcp").mkdir(parents=True)
+    seen = []
+
+    def parts(folder: Path) -> None:
+        seen.append(folder.name)
+        assert not (folder / COMPLETE_MARKER).exists()
+        (folder / "scheduler.pt").write_bytes(b"s")
+
+    folder = write_checkpoint(tmp_path, TrainerState(step=3, data_position=12, mlflow_run_id=None, config={}), parts)
+    assert seen == ["step_000003"] and folder.name == "step_000003" and verify_checkpoint(folder, content=True) == []
+    assert not leftover.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["step_000003"]

@@ -18,11 +18,12 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["job_status", "stop_job", "fetch_model", "cleanup", "LOG_GROUP"]
+__all__ = ["job_status", "stop_job", "fetch_model", "cleanup", "live_jobs", "training_quota", "LOG_GROUP"]
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 RAY_DASHBOARD_PORT = 8265
 RUNNING = ("InProgress",)
+LIVE = ("InProgress", "Stopping")  # a job that still holds (or is about to release) its hosts and checkpoint prefix
 
 
 def _session(boto_session=None, region: str | None = None):
@@ -157,3 +158,53 @@ def cleanup(job_name: str, boto_session=None, region: str | None = None, release
         done["deleted_objects"] += len(keys)
     done["deleted_prefixes"] = prefixes
     return done
+
+
+def live_jobs(checkpoint_uri: str, boto_session=None, region: str | None = None) -> list[str]:
+    """The training jobs still running (or stopping) on `checkpoint_uri`, i.e. for the same run: a second job there
+    would train from and write into the same checkpoints as the first."""
+    session = _session(boto_session, region)
+    client = session.client("sagemaker")
+    want = checkpoint_uri.rstrip("/")
+    found = []
+    for status in LIVE:
+        for page in client.get_paginator("list_training_jobs").paginate(StatusEquals=status):
+            for summary in page.get("TrainingJobSummaries", []):
+                job = client.describe_training_job(TrainingJobName=summary["TrainingJobName"])
+                if (job.get("CheckpointConfig") or {}).get("S3Uri", "").rstrip("/") == want:
+                    found.append(summary["TrainingJobName"])
+    return sorted(set(found))
+
+
+def training_quota(instance_type: str, instance_count: int, spot: bool = False, boto_session=None,
+                   region: str | None = None) -> dict[str, Any]:
+    """This account's SageMaker quota for `instance_type` training jobs (Service Quotas: "<type> for training job
+    usage", or "... for spot training job usage"), and whether `instance_count` fits it. New accounts often have 0 for
+    the large GPU types, and a job over quota fails only after it was created. When the caller may not read Service
+    Quotas (or the quota is not listed), "quota" is None and "note" says where to look."""
+    name = f"{instance_type} for {'spot ' if spot else ''}training job usage"
+    out: dict[str, Any] = {"quota_name": name, "quota": None, "instance_count": instance_count, "fits": None}
+    session = _session(boto_session, region)
+    try:
+        client = session.client("service-quotas")
+        for page in client.get_paginator("list_service_quotas").paginate(ServiceCode="sagemaker"):
+            for quota in page.get("Quotas", []):
+                if quota.get("QuotaName") == name:
+                    out.update(quota=quota.get("Value"), quota_code=quota.get("QuotaCode"))
+                    break
+            if out["quota"] is not None:
+                break
+    except Exception as exc:  # noqa: BLE001 - AccessDenied, no such service in the region: say so, do not stop
+        out["note"] = (f"could not read Service Quotas ({type(exc).__name__}): check '{name}' in the Service Quotas "
+                       f"console (SageMaker) before submitting; it must be at least {instance_count}")
+        return out
+    if out["quota"] is None:
+        out["note"] = (f"Service Quotas lists no '{name}' here: check it in the console (SageMaker) before "
+                       f"submitting; it must be at least {instance_count}")
+        return out
+    out["fits"] = out["quota"] >= instance_count
+    if not out["fits"]:
+        out["note"] = (f"'{name}' is {out['quota']:g} in this account, the job needs {instance_count}: request an "
+                       "increase in the Service Quotas console (SageMaker) first; a job over quota fails after it is "
+                       "created")
+    return out

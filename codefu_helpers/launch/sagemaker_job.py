@@ -112,6 +112,7 @@ class LaunchConfig:
     security_group_ids: list[str] | None = None
     hourly_price: float | None = None       # your price per instance-hour, for the estimate
     validate_role: bool = True              # submit only: let the SDK check the role's permissions first
+    allow_second_job: bool = False          # submit even while another job of this run (same checkpoints) is live
     sdk_telemetry: bool = False             # the SageMaker SDK's usage reports to AWS (off unless asked)
     remote_debug: bool = True               # SSM sessions into the hosts (Ray dashboard port forward)
     check_data: bool = True                 # submit refuses a split that does not fit the config (check_data())
@@ -720,6 +721,15 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
 
     with (_no_aws_calls() if not submit else contextlib.nullcontext()):
         boto_session = boto3.Session(region_name=lc.region)
+        if submit and not lc.allow_second_job:
+            from .jobs import live_jobs
+
+            live = live_jobs(checkpoint_uri, boto_session=boto_session)
+            if live:
+                raise LaunchError([f"job(s) {', '.join(live)} of this run are still running on {checkpoint_uri}: a "
+                                   "second job would train from and write into the same checkpoints. Follow or stop "
+                                   "that job (notebook 04: JOB_NAME), give a new run_name, or set "
+                                   "allow_second_job=True"])
         if submit and lc.resume_from and not _resumable(boto_session, checkpoint_uri):
             raise LaunchError([f"resume_from={lc.resume_from!r}: {checkpoint_uri} holds no checkpoint (no "
                                "checkpoint_complete.json or latest_checkpointed_iteration.txt under it); check the run "

@@ -24,7 +24,8 @@ SageMaker plays it:
   namespace, with the request's Environment; SIGTERM goes to that PID 1, as the platform sends it;
 - an uploader per host mirrors /opt/ml/checkpoints to the job's checkpoint S3 prefix the way SageMaker does: files
   as they appear or change (a file still being written may be uploaded part-way), deletions mirrored;
-- `--spot-interrupt-after-step K`: once the head logged step K, SIGTERM to every host's PID 1, SIGKILL after
+- `--spot-interrupt-after-step K`: once the head logged step K (with `--spot-interrupt-in-rollout`: once the head's
+  trainer reports step K+1 in its rollout, in output/data/status.json), SIGTERM to every host's PID 1, SIGKILL after
   `--grace-seconds` (SageMaker's is 120 s), the uploads finished, then the job starts again on fresh disks restored
   from S3; `--interrupt-upload-at-step K`: a harder stop while step K's checkpoint uploads: the uploader puts its
   completeness marker into S3 first (a legal order), then the whole job is killed before any other file of it
@@ -68,10 +69,18 @@ SMALL_ROOT_HOME = "/home/root"  # HOME of a small-root host: on the size-limited
 COMPLETE_MARKER = "checkpoint_complete.json"  # codefu_helpers.checkpoint's (imported there by the hosts)
 
 
+_GIVEN_PORTS: set[int] = set()  # every port handed out by this process: the kernel may offer a closed one again
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now and never handed out before by this process (two Ray components given one port fail)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN_PORTS:
+            _GIVEN_PORTS.add(port)
+            return port
 
 
 def host_addresses(names: list[str], rank0_host: str | None = None) -> dict[str, str]:
@@ -431,6 +440,13 @@ def _host_env(request: dict, name: str, index: int, addresses: dict[str, str], p
     return env
 
 
+def _status(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def _rows(path: Path) -> list[dict]:
     if not path.exists():
         return []
@@ -453,7 +469,7 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
              interrupt_upload_at_step: int | None = None, grace_seconds: float = 120.0, bwrap: bool = False,
              job_environment: dict[str, str] | None = None, no_landlock_hosts: list[str] | None = None,
              rank0_host: str | None = None, small_root_hosts: list[str] | None = None,
-             small_root_mb: int = 8) -> dict:
+             small_root_mb: int = 8, spot_in_rollout: bool = False) -> dict:
     """Runs the job for `config` as `hosts` simulated hosts (only the first `start_hosts` start) and returns the
     summary also written to OUTPUT_DIR/simulation.json."""
     from ..config import ExperimentConfig
@@ -495,7 +511,8 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
             record = _run_attempt(out, attempt, names[:start_hosts], names, request, s3, dashboard, join_timeout,
                                   started + timeout, pending_spot, pending_crash, grace_seconds, bwrap,
                                   set(no_landlock_hosts or ()), addresses,
-                                  {h: small_root_mb for h in small_root_hosts or ()})
+                                  {h: small_root_mb for h in small_root_hosts or ()},
+                                  spot_in_rollout and pending_spot is not None)
             summary["attempts"].append(record)
             if record["interrupted"] == "spot":
                 pending_spot = None
@@ -532,7 +549,8 @@ def simulate(config: str, output_dir: str | Path, hosts: int = 2, overrides: lis
 def _run_attempt(out: Path, attempt: int, started_names: list[str], names: list[str], request: dict, s3: LocalS3,
                  dashboard: bool, join_timeout: float, deadline: float, spot_at: int | None, crash_at: int | None,
                  grace: float, bwrap: bool, no_landlock: set[str] = frozenset(),
-                 addresses: dict[str, str] | None = None, small_root: dict[str, int] | None = None) -> dict:
+                 addresses: dict[str, str] | None = None, small_root: dict[str, int] | None = None,
+                 spot_in_rollout: bool = False) -> dict:
     """One start of the job on fresh disks; returns its record for simulation.json."""
     hosts_dir = out / "hosts"
     if hosts_dir.exists():  # the previous attempt's disks: kept for inspection, never seen by this one
@@ -558,7 +576,12 @@ def _run_attempt(out: Path, attempt: int, started_names: list[str], names: list[
         stop_sent = None
         while any(h.poll() is None for h in hosts) and time.monotonic() < deadline:
             steps = [r.get("step") for r in _rows(metrics)]
-            if spot_at is not None and stop_sent is None and steps and max(steps) >= spot_at:
+            if spot_in_rollout:  # the trainer's status: step spot_at + 1 generating or being judged
+                status = _status(hosts_dir / names[0] / "output/data/status.json")
+                reached = status.get("step") == (spot_at or 0) + 1 and status.get("phase") == "rollout"
+            else:
+                reached = bool(steps) and max(steps) >= (spot_at or 0)
+            if spot_at is not None and stop_sent is None and reached:
                 record.update(interrupted="spot", interrupted_after_step=max(steps),
                               interrupted_at=round(time.monotonic() - t0, 1))
                 for h in hosts:  # the platform's stop: SIGTERM to every container's PID 1
@@ -573,7 +596,7 @@ def _run_attempt(out: Path, attempt: int, started_names: list[str], names: list[
                 record["killed_after_grace"] = [h.name for h in hosts if h.poll() is None]
                 for h in hosts:
                     h.signal(signal.SIGKILL)
-            time.sleep(0.3)
+            time.sleep(0.05 if spot_in_rollout and stop_sent is None else 0.3)
         record["timed_out"] = any(h.poll() is None for h in hosts)
         if stop_sent is not None:
             record["stop_seconds"] = round(time.monotonic() - stop_sent, 1)
@@ -607,6 +630,9 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--spot-interrupt-after-step", type=int, default=None,
                    help="once the head logged this step: SIGTERM every host, SIGKILL after --grace-seconds, restart")
+    p.add_argument("--spot-interrupt-in-rollout", action="store_true",
+                   help="with --spot-interrupt-after-step K: the SIGTERM comes while step K+1 generates or is judged "
+                        "(the head's status.json), not once step K is logged")
     p.add_argument("--interrupt-upload-at-step", type=int, default=None,
                    help="kill the job while this step's checkpoint uploads (its marker only in S3), restart")
     p.add_argument("--grace-seconds", type=float, default=120.0, help="SIGTERM to SIGKILL (SageMaker: 120)")
@@ -631,7 +657,8 @@ def main(argv=None) -> int:
                        interrupt_upload_at_step=args.interrupt_upload_at_step, grace_seconds=args.grace_seconds,
                        bwrap=args.with_bwrap, job_environment=dict(item.split("=", 1) for item in args.job_env),
                        no_landlock_hosts=args.no_landlock_hosts, rank0_host=args.rank0_host,
-                       small_root_hosts=args.small_root_hosts, small_root_mb=args.small_root_mb)
+                       small_root_hosts=args.small_root_hosts, small_root_mb=args.small_root_mb,
+                       spot_in_rollout=args.spot_interrupt_in_rollout)
     print(json.dumps({k: v for k, v in summary.items() if k != "s3_checkpoints"}, indent=1))
     return 0 if summary["exit_codes"] and all(c == 0 for c in summary["exit_codes"].values()) else 1
 

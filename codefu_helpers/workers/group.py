@@ -40,13 +40,14 @@ from typing import Callable
 
 import numpy as np
 
+from ..checkpoint import load_manifest
 from ..grpo import SUMMED_LOSS_METRICS
 from ..rollout import Group, SamplingParams
 from ..sandbox.isolation import private_directory
 from .batching import balance_by_tokens, equal_counts, micro_batches, sample_tokens
 from .judge import LocalJudgePool, RayJudgePool, pool_size
 from .interrupt import StepAbandoned
-from .worker import INTERRUPTIBLE, Worker, folder_manifest, write_chunk
+from .worker import INTERRUPTIBLE, Worker, write_chunk
 
 PLACEMENT_TIMEOUT_S = 120  # waiting longer for devices means the cluster does not have them
 TRANSFER_CHUNK_BYTES = 64 << 20  # files travel between hosts in pieces of this size (the controller holds one)
@@ -220,16 +221,17 @@ class WorkerGroup:
         """Every worker restores `path`. A host of remote workers whose disk lacks some of the files seen here (it
         did not get the checkpoint) first receives them, one file at a time, through its first worker; each remote
         worker then checks its disk against what the controller sees before loading."""
-        manifest = {rel: size for rel, size in folder_manifest(path).items()  # what `Worker.load` reads
-                    if rel.startswith(("dcp/", "rng/", "critic/")) or rel == "scheduler.pt"}
+        # what `Worker.load` reads, with the sizes and sha256 of the checkpoint's marker (resume checked them here)
+        manifest = load_manifest(path, lambda rel: rel.startswith(("dcp/", "rng/", "critic/")) or rel == "scheduler.pt")
         if self.remote_ranks:
             self.complete_remote_hosts(Path(path), str(path), manifest)
         if self.critic_group is not None:
             self.critic_group.load(path)
         self._run("load", [(str(path), manifest if r in self.remote_ranks else None) for r in range(self.world_size)])
 
-    def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, int]) -> None:
-        """Sends the files of `manifest` that folder `target` lacks on a remote host, read from `source` here."""
+    def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, list]) -> None:
+        """Sends the files of `manifest` that folder `target` lacks (or holds with other content) on a remote host,
+        read from `source` here."""
         raise NotImplementedError  # only a Ray group has workers on other hosts
 
     def export(self, path: Path) -> None:
@@ -403,7 +405,7 @@ class RayWorkerGroup(WorkerGroup):
         except ray.exceptions.GetTimeoutError:
             self._timed_out([rank], len(self.actors), method)
 
-    def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, int]) -> None:
+    def complete_remote_hosts(self, source: Path, target: str, manifest: dict[str, list]) -> None:
         first_rank = {}
         for rank in sorted(self.remote_ranks):
             first_rank.setdefault(self.rank_nodes[rank], rank)

@@ -347,7 +347,7 @@ class Worker:
 
     def load(self, path: str, manifest: dict[str, int] | None = None) -> None:
         """Restores a checkpoint written by any number of workers (torch.distributed.checkpoint reshards). With
-        `manifest` ({relative path: size} as the controller sees the folder) a worker on another host first checks
+        `manifest` ({relative path: [size, sha256]} from the checkpoint's marker) a worker on another host first checks
         that its own disk holds the same files, and names what is missing otherwise."""
         import torch.distributed.checkpoint as dcp
 
@@ -390,7 +390,7 @@ class Worker:
     # a 7B model's optimizer shard is several GB per worker, and the controller holds one chunk at a time.
 
     def missing_files(self, path: str, manifest: dict[str, int]) -> list[str]:
-        """Files of `manifest` ({relative path: size}) that folder `path` on this worker's host lacks."""
+        """Files of `manifest` ({relative path: [size, sha256]}) that folder `path` on this worker's host lacks."""
         return missing_files(path, manifest)
 
     def read_chunk(self, path: str, offset: int, size: int) -> bytes:
