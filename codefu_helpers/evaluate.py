@@ -938,22 +938,43 @@ def base_and_trained(base: str, trained: str | None) -> tuple[str, str, dict | N
 
     trained: a model folder (s3:// URIs are downloaded first), an HF id, or None/"" for none. base: "auto" means the
     model GRPO started from, as the trained model's `codefu_training.json` records it; a model without that record
-    (a verl-merged model, a hub checkpoint, none at all) needs base named explicitly: guessing would compare
-    against the wrong starting point. Without a trained model the base is evaluated alone (returned as both)."""
+    (a hub checkpoint, none at all) needs base named explicitly: guessing would compare against the wrong starting
+    point. A SageMaker job's model (either engine) records the job's ARN: a start model that was the job's `model`
+    channel (/opt/ml/input/data/model) is found in S3 from the job's description and downloaded. Without a trained model the base is evaluated alone (returned as both)."""
     trained = (resolve_model(trained) if str(trained).startswith("s3://") else trained) if trained else None
     record = training_record(trained) if trained else None
     if base == "auto":
         if record is None:
-            where = (f"{trained} has no codefu_training.json (a verl-merged model or one from elsewhere)" if trained
+            where = (f"{trained} has no codefu_training.json (a model from elsewhere)" if trained
                      else "there is no trained model (notebook 03 has not run, and no trained model was named)")
             raise ValueError(f"BASE_MODEL='auto' takes the model GRPO started from from the trained model's training "
                              f"record, but {where}: name the base model explicitly (an HF id or a folder, e.g. the "
                              "config's model.path)")
         base = record["start_model"]
-        if Path(base).is_absolute() and not Path(base).exists():
+        if str(base).startswith(JOB_INPUT_DIR) and record.get("training_job_arn"):
+            base = resolve_model(job_channel_uri(record["training_job_arn"], base))  # a SageMaker job's channel
+        elif Path(base).is_absolute() and not Path(base).exists():
             raise FileNotFoundError(f"the training record of {trained} names start model {base}, which is not on this "
                                     "machine (it was trained elsewhere): name the base model explicitly")
     return base, trained or base, record
+
+
+JOB_INPUT_DIR = "/opt/ml/input/data/"  # a SageMaker job's channels, as its training record names them
+
+
+def job_channel_uri(job_arn: str, job_path: str) -> str:
+    """The S3 URI a SageMaker job's channel held, for a path inside the job (/opt/ml/input/data/CHANNEL[/...]), from
+    the job's own description (DescribeTrainingJob; the region is the ARN's)."""
+    import boto3
+
+    region, name = job_arn.split(":")[3], job_arn.rsplit("/", 1)[-1]
+    channel, _, rest = job_path.removeprefix(JOB_INPUT_DIR).partition("/")
+    job = boto3.client("sagemaker", region_name=region).describe_training_job(TrainingJobName=name)
+    uris = {c["ChannelName"]: c["DataSource"]["S3DataSource"]["S3Uri"] for c in job.get("InputDataConfig", [])}
+    if channel not in uris:
+        raise FileNotFoundError(f"training job {name} has no {channel!r} channel (it has {sorted(uris)}), so its start "
+                                f"model {job_path} cannot be found: name the base model explicitly")
+    return uris[channel].rstrip("/") + "/" + (rest + "/" if rest else "")
 
 
 def headline(summary: dict) -> str:

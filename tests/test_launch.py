@@ -566,6 +566,35 @@ def test_the_training_quota_is_compared_with_the_hosts_or_a_note_says_where_to_l
     assert "'ml.p4de.24xlarge for spot training job usage'" in on_moto["note"] and "at least 2" in on_moto["note"]
 
 
+def test_the_base_of_a_jobs_model_is_found_from_the_jobs_model_channel(python_split, local_model, aws_on_moto,
+                                                                        tmp_path, monkeypatch):
+    """A job's model records its start model as the job saw it (/opt/ml/input/data/model) and the job's ARN;
+    `base_and_trained("auto", ...)` asks the job for its `model` channel and downloads the base from there."""
+    import boto3
+
+    from codefu_helpers.evaluate import base_and_trained
+    from codefu_helpers.launch.sagemaker_job import LaunchConfig, launch
+
+    monkeypatch.setenv("CODEFU_CACHE", str(tmp_path / "cache"))
+    plan = launch(_cfg(python_split, **{"model.path": str(local_model)}),
+                  LaunchConfig(role=ROLE, bucket="codefu-moto", validate_role=False, check_data=False),
+                  submit=True, work_dir=tmp_path / "launch")
+    arn = boto3.client("sagemaker", region_name="us-east-1").describe_training_job(
+        TrainingJobName=plan.job_name)["TrainingJobArn"]
+    trained = tmp_path / "trained"
+    trained.mkdir()
+    (trained / "config.json").write_text("{}")
+    (trained / "codefu_training.json").write_text(json.dumps(
+        {"start_model": "/opt/ml/input/data/model", "training_job_arn": arn, "train_problems": ["a"]}))
+    base, _, record = base_and_trained("auto", str(trained))
+    assert (Path(base) / "config.json").read_bytes() == (local_model / "config.json").read_bytes()
+    assert record["train_problems"] == ["a"]
+    (trained / "codefu_training.json").write_text(json.dumps(
+        {"start_model": "/opt/ml/input/data/nothing", "training_job_arn": arn}))
+    with pytest.raises(FileNotFoundError, match="has no 'nothing' channel"):
+        base_and_trained("auto", str(trained))
+
+
 @pytest.mark.notebook
 def test_notebook_04_attaches_to_a_job_by_name_and_acts_on_it(python_split, aws_on_moto, tmp_path):
     """JOB_NAME: a job submitted earlier (here by the launcher) is followed, stopped, fetched and cleaned up, and

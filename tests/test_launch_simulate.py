@@ -225,7 +225,8 @@ def test_a_spot_interrupted_job_logs_every_step_once_and_leaves_a_loadable_model
     assert summary["addresses"]["algo-2"] < summary["addresses"]["algo-1"]
     assert "rank 0 on algo-1" in _log(out, "algo-1")
     assert model.config.model_type == "qwen2" and summary["model_from"] == ["algo-1"]
-    assert json.loads((out / "model" / "codefu_training.json").read_text())["steps"] == 4
+    record = json.loads((out / "model" / "codefu_training.json").read_text())
+    assert record["steps"] == 4 and record["training_job_arn"].endswith(f"training-job/{summary['job_name']}")
 
 
 @pytest.mark.slow
@@ -251,6 +252,10 @@ def test_a_verl_job_whose_rank_0_ran_on_algo_2_leaves_the_model_in_the_artifact(
     assert "verl's model of step 4 copied into /opt/ml/model on host algo-2" in _log(out, "algo-1")
     assert summary["model_from"] == ["algo-2"] and "model_clashes" not in summary
     assert AutoModelForCausalLM.from_pretrained(out / "model").config.model_type == "qwen2"
+    # the training record notebook 05 reads: the job-side start model and the job that had it as its channel
+    record = json.loads((out / "model" / "codefu_training.json").read_text())
+    assert record["start_model"] == "/opt/ml/input/data/model" and record["steps"] == 4 and record["engine"] == "verl"
+    assert record["training_job_arn"].endswith(f"training-job/{summary['job_name']}") and record["train_problems"]
 
 
 @pytest.mark.slow

@@ -234,12 +234,16 @@ def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> int:
         prune_steps(cfg.checkpoint_dir(), cfg.checkpoint.keep_last)
         place_verl_model(cfg, args, model_dir)
         return 0
+    from ..checkpoint import TRAINING_RECORD
     from ..train import run
 
     run(cfg, should_stop=_stop_requested)
     if STOP.is_set() and not produced.exists():
         print("stopped on SIGTERM after saving the last step; the restarted job resumes from it", flush=True)
         return STOPPED_EXIT
+    record_path = produced / TRAINING_RECORD
+    if record_path.exists() and job_identity():  # where a job-side start model came from, for evaluation elsewhere
+        record_path.write_text(json.dumps({**json.loads(record_path.read_text()), **job_identity()}, indent=1))
     if produced.resolve() != model_dir.resolve():  # SageMaker uploads --model-dir; the trainer writes <output>/model
         model_dir.mkdir(parents=True, exist_ok=True)
         for item in produced.iterdir():
@@ -251,6 +255,14 @@ def run_training(cfg: ExperimentConfig, args: argparse.Namespace) -> int:
     return 0
 
 
+def job_identity() -> dict[str, str]:
+    """{"training_job_arn": ...} from the container's environment (SageMaker sets TRAINING_JOB_ARN): with it an
+    evaluation elsewhere finds what a job-side path of the training record (the `model` channel's
+    /opt/ml/input/data/model) was, from the job's own description (`evaluate.base_and_trained`)."""
+    arn = os.environ.get("TRAINING_JOB_ARN")
+    return {"training_job_arn": arn} if arn else {}
+
+
 def place_verl_model(cfg: ExperimentConfig, args: argparse.Namespace, model_dir: Path) -> str:
     """Puts the HF model of verl's last step into the model directory of the one host that holds it; returns that
     host. verl gives rank 0 (which writes the HF model) to the host whose address sorts first as text, and its driver
@@ -259,13 +271,14 @@ def place_verl_model(cfg: ExperimentConfig, args: argparse.Namespace, model_dir:
     model into its own --model-dir (the same path on every host): SageMaker merges every host's /opt/ml/model into
     the job's one model artifact."""
     from .cluster import run_on_hosts
-    from .verl_engine import export_model, final_model_host, host_holdings
+    from .verl_engine import export_model, final_model_host, host_holdings, training_record
 
     hosts = read_resource_config(args.resource_config).hosts
     address = os.environ["RAY_ADDRESS"]
     holdings = run_on_hosts(address, {h: (host_holdings, cfg.checkpoint_dir()) for h in hosts})
     step, holder = final_model_host(holdings, head=hosts[0])
-    run_on_hosts(address, {holder: (export_model, cfg.checkpoint_dir(), model_dir, step)})
+    record = {**training_record(cfg, step), **job_identity()}
+    run_on_hosts(address, {holder: (export_model, cfg.checkpoint_dir(), model_dir, step, record)})
     where = "this host" if holder == hosts[0] else f"host {holder} (rank 0 ran there)"
     print(f"verl's model of step {step} copied into {model_dir} on {where}", flush=True)
     return holder

@@ -45,7 +45,7 @@ from ..config import ConfigError, ExperimentConfig
 from ..tiny_model import TINY_SCHEME
 
 __all__ = ["REWARD_FUNCTION_PATH", "REWARD_FUNCTION_NAME", "VERL_MAIN", "verl_overrides", "verl_command", "verl_config_name",
-           "export_model", "final_model_host", "host_holdings", "prune_steps", "resume_step", "step_problems",
+           "export_model", "final_model_host", "host_holdings", "training_record", "prune_steps", "resume_step", "step_problems",
            "write_selected_train_rows", "INERT_FOR_VERL"]
 
 VERL_MAIN = "verl.trainer.main_ppo"
@@ -655,9 +655,23 @@ def final_model_host(holdings: dict[str, dict], head: str) -> tuple[int, str]:
     return step, head if head in holders else holders[0]
 
 
-def export_model(checkpoint_dir: str | Path, model_dir: str | Path, step: int | None = None) -> Path:
+def training_record(cfg: ExperimentConfig, step: int) -> dict:
+    """The `codefu_training.json` of a verl run's model, as the native trainer writes beside its own: the model GRPO
+    started from, the problems it trained on (the rows verl read), the steps, the config; notebook 05 reads it to
+    find the base model and to tell seen from held-out problems."""
+    from ..data import read_verl_parquet
+    from ..trainer import problem_names, select_training_rows
+
+    rows = select_training_rows(read_verl_parquet(cfg.data.train_path), cfg.data)
+    return {"start_model": cfg.model.path, "train_problems": problem_names(rows), "steps": step, "engine": "verl",
+            "config": cfg.to_dict()}
+
+
+def export_model(checkpoint_dir: str | Path, model_dir: str | Path, step: int | None = None,
+                 training: dict | None = None) -> Path:
     """Copies the HF model rank 0 saved with verl's checkpoint of `step` (default: the step recorded on this disk)
-    from global_step_N/actor/huggingface into `model_dir`: a whole model, whichever hosts held the shards.
+    from global_step_N/actor/huggingface into `model_dir`: a whole model, whichever hosts held the shards; `training`
+    (see `training_record`) is written beside it as codefu_training.json.
     FileNotFoundError when there is no record (and no step given) or the step has no whole HF model here."""
     root = Path(checkpoint_dir)
     record = root / LATEST_RECORD
@@ -678,5 +692,9 @@ def export_model(checkpoint_dir: str | Path, model_dir: str | Path, step: int | 
         if target.is_dir():
             shutil.rmtree(target)
         (shutil.copytree if item.is_dir() else shutil.copy2)(item, target)
+    if training is not None:
+        from ..checkpoint import TRAINING_RECORD
+
+        (model_dir / TRAINING_RECORD).write_text(json.dumps(training, indent=1, default=str))
     return model_dir
 
