@@ -656,3 +656,27 @@ def test_notebook_04_with_a_missing_model_folder_stops_naming_model_path(tmp_pat
     run = execute_notebook("04_sagemaker_launch.ipynb", tmp_path, {"MODEL_PATH": str(tmp_path / "stage1" / "model")})
     assert run.error is not None and "model.path=" in run.error and "does not exist here" in run.error
     assert run.results is None
+
+
+def test_a_job_in_a_vpc_is_told_what_the_vpc_needs(python_split, tmp_path, monkeypatch):
+    """Subnets and security groups: the request carries them, and the plan's notes say what the VPC must give the
+    job (a self-referencing security group; NAT for the pip install and a hub model; S3 access)."""
+    from codefu_helpers.launch.sagemaker_job import LaunchConfig, LaunchError, launch
+
+    for name in SECRETS:
+        monkeypatch.delenv(name, raising=False)
+    lc = LaunchConfig(role=ROLE, bucket="codefu-test-bucket", subnets=["subnet-0abc"], security_group_ids=["sg-0abc"])
+    with pytest.warns(UserWarning):
+        plan = launch(_cfg(python_split), lc, work_dir=tmp_path)
+    assert plan.request["VpcConfig"] == {"Subnets": ["subnet-0abc"], "SecurityGroupIds": ["sg-0abc"]}
+    (note,) = [n for n in plan.notes if n.startswith("VPC: ")]
+    assert "allow all traffic from themselves" in note and "requirements-job.txt from PyPI at start" in note
+    assert "hub id the job downloads" in note and "S3 gateway endpoint" in note
+    with pytest.raises(LaunchError, match="subnets without security_group_ids: a job in a VPC needs both"):
+        launch(_cfg(python_split), LaunchConfig(role=ROLE, bucket="codefu-test-bucket", subnets=["subnet-0abc"]),
+               work_dir=tmp_path / "half")
+    with pytest.warns(UserWarning):
+        byo = launch(_cfg(python_split), dataclasses.replace(
+            lc, image="123456789012.dkr.ecr.us-east-1.amazonaws.com/codefu:1"), work_dir=tmp_path / "byo")
+    (byo_note,) = [n for n in byo.notes if n.startswith("VPC: ")]
+    assert "PyPI" not in byo_note and "hub id" in byo_note

@@ -184,6 +184,22 @@ def _base_environment(itype) -> dict[str, str]:
 # the model the job starts from
 
 
+def vpc_note(lc: "LaunchConfig", model_kind: str) -> str:
+    """What a job inside a VPC (subnets / security groups given) needs from that VPC: the hosts reach each other
+    (Ray, NCCL, gloo on any port) only through a security group that allows all traffic from itself, and without
+    internet access (a NAT gateway) neither the pip install at start nor a hub download works."""
+    needs = ["the security group(s) must allow all traffic from themselves (Ray, NCCL and gloo between hosts use "
+             "many ports), or the hosts never form one cluster"]
+    if lc.image is None:
+        needs.append("the stock DLC installs docker/requirements-job.txt from PyPI at start: the subnets need a NAT "
+                     "gateway, or use the image of docker/Dockerfile (or a CodeArtifact mirror: CA_REPOSITORY_ARN)")
+    if model_kind == "hub":
+        needs.append("model.path is a Hugging Face hub id the job downloads: the subnets need a NAT gateway, or "
+                     "upload the model (a local folder or an s3:// prefix)")
+    needs.append("S3 (channels, checkpoints, the model) needs a NAT gateway or an S3 gateway endpoint")
+    return "VPC: " + "; ".join(needs)
+
+
 def model_source(path: str) -> dict[str, str]:
     """How model.path reaches the job: {"kind", "source", "job_path"}.
 
@@ -291,6 +307,10 @@ def check_launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool =
     if lc.use_spot and lc.keep_alive_seconds:
         problems.append(f"keep_alive_seconds={lc.keep_alive_seconds} with use_spot=True: SageMaker keeps no warm pool "
                         "for managed Spot training; drop one (a warm pool also needs its own quota, 0 by default)")
+    if bool(lc.subnets) != bool(lc.security_group_ids):
+        given, missing = ("subnets", "security_group_ids") if lc.subnets else ("security_group_ids", "subnets")
+        problems.append(f"{given} without {missing}: a job in a VPC needs both (SageMaker's VpcConfig); give the "
+                        "security group that lets the hosts talk to each other (all traffic from itself)")
     if lc.join_timeout_seconds < 30:
         problems.append(f"join_timeout_seconds={lc.join_timeout_seconds} is too short for hosts to boot; use >= 300")
     if lc.run_name is not None and not RUN_NAME.match(lc.run_name):
@@ -668,6 +688,8 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
                      f"the job trains on {lc.instance_count} host(s) (its config says trainer.nnodes="
                      f"{lc.instance_count}); the batch sizes stay as configured")
         warnings.warn(notes[-1], stacklevel=2)
+    if lc.subnets or lc.security_group_ids:
+        notes.append(vpc_note(lc, model["kind"]))
     if submit and blockers:
         raise LaunchError(["the job would fail at start:"] + blockers)
     if submit and lc.check_data and findings:
