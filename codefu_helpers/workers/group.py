@@ -40,7 +40,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..checkpoint import load_manifest
+from ..checkpoint import COMPLETE_MARKER, folder_manifest, load_manifest
 from ..grpo import SUMMED_LOSS_METRICS
 from ..rollout import Group, SamplingParams
 from ..sandbox.isolation import private_directory
@@ -221,8 +221,11 @@ class WorkerGroup:
         """Every worker restores `path`. A host of remote workers whose disk lacks some of the files seen here (it
         did not get the checkpoint) first receives them, one file at a time, through its first worker; each remote
         worker then checks its disk against what the controller sees before loading."""
-        # what `Worker.load` reads, with the sizes and sha256 of the checkpoint's marker (resume checked them here)
-        manifest = load_manifest(path, lambda rel: rel.startswith(("dcp/", "rng/", "critic/")) or rel == "scheduler.pt")
+        # what `Worker.load` reads: with the sizes and sha256 of the checkpoint's marker (resume checked them here),
+        # or for a folder without one (a bare `save`) the sizes the controller sees
+        wanted = lambda rel: rel.startswith(("dcp/", "rng/", "critic/")) or rel == "scheduler.pt"  # noqa: E731
+        manifest = load_manifest(path, wanted) if (Path(path) / COMPLETE_MARKER).exists() else \
+            {rel: size for rel, size in folder_manifest(path).items() if wanted(rel)}
         if self.remote_ranks:
             self.complete_remote_hosts(Path(path), str(path), manifest)
         if self.critic_group is not None:
