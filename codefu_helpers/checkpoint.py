@@ -188,9 +188,10 @@ def latest_checkpoint(root: str | Path, content: bool = False) -> Path | None:
     return next((p for p in reversed(_step_folders(root)) if not verify_checkpoint(p, content=True)), None)
 
 
-def skipped_checkpoints(root: str | Path, content: bool = False) -> dict[Path, list[str]]:
-    """Step folders newer than the latest complete checkpoint, with why each is not trusted."""
-    latest = latest_checkpoint(root, content)
+def skipped_checkpoints(root: str | Path, content: bool = False, latest: Path | None = None) -> dict[Path, list[str]]:
+    """Step folders newer than the latest complete checkpoint (`latest` when the caller found it already), with why
+    each is not trusted."""
+    latest = latest if latest is not None else latest_checkpoint(root, content)
     return {p: problems for p in _step_folders(root)
             if (latest is None or p.name > latest.name) and (problems := verify_checkpoint(p, content))}
 

@@ -344,10 +344,10 @@ class GRPOTrainer:
     def resume(self) -> int:
         """Loads the latest complete checkpoint (if any), saved by any number of workers; returns the step to continue
         from. Newer incomplete ones (an interrupted save or upload) are named and passed over."""
-        for skipped, problems in skipped_checkpoints(self.checkpoint_root, content=True).items():
+        path = latest_checkpoint(self.checkpoint_root, content=True)  # its files read and hashed once
+        for skipped, problems in skipped_checkpoints(self.checkpoint_root, content=True, latest=path).items():
             print(f"not resuming from {skipped}: incomplete ({'; '.join(problems[:3])}"
                   f"{'; ...' if len(problems) > 3 else ''})", flush=True)
-        path = latest_checkpoint(self.checkpoint_root, content=True)
         if path is None:
             return 0
         state = load_trainer_state(path)

@@ -348,11 +348,13 @@ class Worker:
     def load(self, path: str, manifest: dict[str, int] | None = None) -> None:
         """Restores a checkpoint written by any number of workers (torch.distributed.checkpoint reshards). With
         `manifest` ({relative path: [size, sha256]} from the checkpoint's marker) a worker on another host first checks
-        that its own disk holds the same files, and names what is missing otherwise."""
+        that its own disk holds the same files, and names what is missing otherwise. Sizes only: the host's content
+        was checked against the sha256 once, for all its workers, when the controller completed it."""
         import torch.distributed.checkpoint as dcp
 
         path = Path(path)
-        missing = missing_files(path, manifest) if manifest else []
+        sizes = {rel: want if isinstance(want, int) else want[0] for rel, want in (manifest or {}).items()}
+        missing = missing_files(path, sizes) if manifest else []
         if missing:
             host = socket.gethostname()
             raise FileNotFoundError(
