@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 import re
 import types
 import typing
@@ -692,7 +693,7 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(t.sequence_parallel_size >= 1 and t.gpus_per_node % t.sequence_parallel_size == 0,
          f"trainer.sequence_parallel_size={t.sequence_parallel_size} must be >= 1 and divide trainer.gpus_per_node="
          f"{t.gpus_per_node} (the devices sharing a sequence sit on one host)")
-    need(not (t.fsdp_cpu_offload and m.device == "cpu"),
+    need(not (t.fsdp_cpu_offload and m.device == "cpu") or offload_forced(),
          "trainer.fsdp_cpu_offload=true with model.device='cpu': the weights are in host memory already; set it false")
     need(t.worker_timeout_s > 0, f"trainer.worker_timeout_s={t.worker_timeout_s} must be > 0 (seconds a worker may "
                                  "take to answer one call of a step; 3600 is the default)")
@@ -812,7 +813,7 @@ def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
     if r.backend == "hf" and r.gpu_memory_utilization is not None:
         problems.append(f"rollout.gpu_memory_utilization={r.gpu_memory_utilization} applies to vLLM only; with "
                         "rollout.backend=hf set it to null")
-    if t.fsdp_cpu_offload and cfg.world_size == 1:
+    if t.fsdp_cpu_offload and cfg.world_size == 1 and not offload_forced():
         problems.append("trainer.fsdp_cpu_offload=true with one worker (trainer.nnodes x trainer.gpus_per_node = 1): "
                         "the native trainer shards (and offloads) only across several workers, so it would be "
                         "ignored; set it false, or train on several GPUs")
@@ -831,3 +832,13 @@ def check_native_trainer(cfg: ExperimentConfig) -> ExperimentConfig:
     if problems:
         raise ConfigError(problems)
     return cfg
+
+
+FORCE_OFFLOAD_ENV = "CODEFU_TEST_OFFLOAD"
+
+
+def offload_forced() -> bool:
+    """`CODEFU_TEST_OFFLOAD=1`, for tests and scripts/gpu_check.sh only: trainer.fsdp_cpu_offload is accepted on one
+    worker (sharded over a group of one, so a single GPU runs the offload path) and on CPU (where it saves nothing but
+    runs the same code: host shards, gloo collectives, DCP saves of them)."""
+    return os.environ.get(FORCE_OFFLOAD_ENV) == "1"

@@ -337,3 +337,41 @@ def test_two_workers_train_two_steps_and_one_worker_resumes_from_their_checkpoin
     assert moved >= 0.9
     torch.testing.assert_close(load_file(tmp_path / "model" / "model.safetensors"),
                                load_file(tmp_path / "checkpoints" / "step_000004" / "model" / "model.safetensors"))
+
+
+@pytest.mark.slow
+def test_cpu_offload_runs_on_one_worker_and_resumes_on_two_behind_the_test_flag(python_split, tmp_path):
+    """trainer.fsdp_cpu_offload (FSDP2's CPUOffloadPolicy: host shards, their collectives, DCP saves of them) runs on
+    CPU only with CODEFU_TEST_OFFLOAD=1, the flag scripts/gpu_check.sh uses to run it on one GPU: one worker sharded
+    over a process group of one (no Ray) takes the same first step as the unsharded worker, and two Ray workers resume
+    its checkpoint with offload on."""
+    data = [f"data.train_path={python_split['train']}", "data.val_path=null", "trainer.test_freq=0",
+            "trainer.total_steps=3", "tracking.backend=none", "checkpoint.save_every=1", "checkpoint.keep_last=3"]
+
+    def run(out, *args, flag=True):
+        env = {**os.environ, "CODEFU_RAY_DASHBOARD": "0"}
+        env.pop("CODEFU_TEST_OFFLOAD", None)
+        if flag:
+            env["CODEFU_TEST_OFFLOAD"] = "1"
+        return subprocess.run([sys.executable, "-m", "codefu_helpers.train", "--config",
+                               str(ROOT / "configs" / "ci_tiny.yaml"), "--output-dir", str(out), *args],
+                              capture_output=True, text=True, cwd=ROOT, timeout=900, env=env)
+
+    refused = run(tmp_path / "refused", "--set", "trainer.fsdp_cpu_offload=true", *data, flag=False)
+    assert refused.returncode != 0 and "trainer.fsdp_cpu_offload=true with model.device='cpu'" in refused.stderr
+    offloaded, plain = tmp_path / "offload", tmp_path / "plain"
+    first = run(offloaded, "--set", "trainer.fsdp_cpu_offload=true", *data, "--stop-after-step", "2")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "Ray dashboard" not in first.stdout  # one worker in this process, sharded over a group of one
+    same = run(plain, "--set", *data, "--stop-after-step", "1")
+    assert same.returncode == 0, same.stderr[-3000:]
+    gpu_check = importlib.import_module("test_precision").gpu_check_module()
+    a, b = (gpu_check.dcp_model(folder / "checkpoints" / "step_000001" / "dcp") for folder in (offloaded, plain))
+    assert a.keys() == b.keys() and {t.dtype for t in a.values()} == {torch.float32}
+    for name in a:
+        torch.testing.assert_close(a[name], b[name], rtol=1e-5, atol=1e-6, msg=name)
+    second = run(offloaded, "--resume", "--set", "trainer.fsdp_cpu_offload=true", "trainer.gpus_per_node=2", *data)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "saved by 1 worker(s), continuing on 2" in second.stdout and "step 3/3" in second.stdout
+    rows = [json.loads(line) for line in (offloaded / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["step"], r["world_size"]) for r in rows] == [(1, 1), (2, 1), (3, 2)]

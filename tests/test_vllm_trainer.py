@@ -41,6 +41,9 @@ def test_cli_trains_with_vllm_exact_every_step_on_two_workers_and_after_a_resume
                  "trainer.test_freq=2", "trainer.total_steps=3", "optim.lr=0.0002", "tracking.backend=none"]
     first = train(tmp_path, ["--stop-after-step", "2"], overrides + ["trainer.gpus_per_node=2"])
     assert "vllm rollout engine started in" in first and "step 2/3" in first
+    # each worker's engine is colocated the way vLLM documents it: the external launcher, with the worker's rank
+    for rank in (0, 1):
+        assert f"(rank {rank} of 2, ExecutorWithExternalLauncher on cpu)" in first, first[-3000:]
     second = train(tmp_path, ["--resume"], overrides + ["trainer.gpus_per_node=1"])
     assert "saved by 2 worker(s), continuing on 1" in second and "step 3/3" in second
     metrics = read_metrics(tmp_path)

@@ -18,9 +18,18 @@ Key ideas
   layer-wise reload keeps (the parameters of the layer it is filling). Whatever vLLM leaves unread is drained, so a
   gathering source stays in step with the other workers. The prefix cache is cleared afterwards: cached prompt KV
   was computed with the old weights.
-- **Sleep mode** (GPU, `enable_sleep_mode`): after each `generate` the engine sleeps at level 1 (KV cache freed,
-  weights offloaded to host memory) so the trainer has the device; `sync_weights` wakes the weights, loads the
-  new ones, then wakes the KV cache. vLLM has no sleep mode on CPU: asking for it there is an error.
+- **Sleep mode** (GPU, `enable_sleep_mode`): after each `generate` the engine sleeps so the trainer has the device:
+  at level 2 when the caller will sync new weights before the next generate (`generate(..., resync=True)`, the
+  training step: the weights are discarded, not copied to host memory only to be overwritten), else at level 1
+  (KV cache freed, weights kept in host memory: validation, evaluation). `sync_weights` wakes the weights, loads the
+  new ones, then wakes the KV cache; the CUDA cache is emptied before every wake-up, so vLLM's pool can take back
+  what the update's allocator still caches. Waking level-2 weights for a generate without a sync in between is an
+  error (they would be garbage). vLLM has no sleep mode on CPU: asking for it there is an error.
+- **Colocated as vLLM documents it** (`distributed_executor_backend="external_launcher"`): an engine built from a
+  training model joins the training processes' world with RANK, WORLD_SIZE and LOCAL_RANK taken from the
+  torch.distributed group the workers already formed (a group of one otherwise), so each rank holds one
+  tensor-parallel-1 engine, the engines size their KV cache together (the smallest free memory of all ranks), and
+  LOCAL_RANK is the index of the policy's device: `model.device: cuda:1` puts the engine on cuda:1 too.
 - **Same distribution, with log-probs.** Each request carries a complete `vllm.SamplingParams` (temperature,
   top_p, top_k, max_tokens, seed, logprobs=0, neutral penalties) and the engine ignores the checkpoint's
   generation_config.json (`generation_config="vllm"`). Log-probs are vLLM's *processed* log-probs: after
@@ -46,6 +55,7 @@ caller's explicit choice (`rollout.fallback: hf` in `build_rollout_engine`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -117,7 +127,7 @@ class VLLMRollout:
                         dtype=dtype or parameter.dtype, device=device or parameter.device, load_format="dummy",
                         max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
                         tensor_parallel_size=tensor_parallel_size, enable_sleep_mode=enable_sleep_mode,
-                        cpu_kv_cache_gb=cpu_kv_cache_gb, seed=seed, enforce_eager=enforce_eager)
+                        cpu_kv_cache_gb=cpu_kv_cache_gb, seed=seed, enforce_eager=enforce_eager, colocated=True)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         self.sync_weights(model if weights is None else weights)
@@ -151,13 +161,13 @@ class VLLMRollout:
     def _start(self, model_dir: str, tokenizer, *, generation_config, dtype: torch.dtype, device: torch.device,
                load_format: str, max_model_len: int | None, gpu_memory_utilization: float | None = None,
                tensor_parallel_size: int = 1, enable_sleep_mode: bool = False, cpu_kv_cache_gb: float | None = None,
-               seed: int = 0, enforce_eager: bool | None = None) -> None:
+               seed: int = 0, enforce_eager: bool | None = None, colocated: bool = False) -> None:
         self.tokenizer = tokenizer
         self.eos_ids = eos_ids(generation_config, tokenizer)
         self.device = torch.device(device)
         self.dtype = dtype
         self.sleep_mode = enable_sleep_mode
-        self.asleep = False
+        self.asleep = 0  # the level the engine sleeps at (0: awake)
         self.tensor_parallel_size = tensor_parallel_size
         self.last_sync_seconds = float("nan")
         on_cpu = self.device.type == "cpu"
@@ -184,6 +194,8 @@ class VLLMRollout:
                     enforce_eager=on_cpu if enforce_eager is None else enforce_eager,
                     enable_sleep_mode=enable_sleep_mode, logprobs_mode="processed_logprobs",
                     generation_config="vllm")  # sampling comes from our SamplingParams only, never the checkpoint
+        if colocated:
+            args["distributed_executor_backend"] = "external_launcher"
         if on_cpu:
             # Whole prompts only (see "Seeded sampling on CPU" in the module docstring); vLLM then sizes the
             # per-step token budget to at least max_model_len, so every prompt still fits in one step.
@@ -193,8 +205,8 @@ class VLLMRollout:
         set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
         start = time.perf_counter()
         try:
-            with _own_rng():  # in process, vLLM seeds the global RNGs: the trainer's streams must not move
-                self.llm = vllm.LLM(**args)
+            with _own_rng(self.device), _launcher_env(self.device) if colocated else contextlib.nullcontext():
+                self.llm = vllm.LLM(**args)  # in process, vLLM seeds the global RNGs: _own_rng keeps the trainer's
         except Exception as exc:  # noqa: BLE001 - every start failure is re-raised with its cause named
             raise EngineStartError(_start_failure(exc, args, on_cpu)) from exc
         finally:
@@ -205,6 +217,7 @@ class VLLMRollout:
             torch.set_num_threads(threads)
         self.startup_seconds = time.perf_counter() - start
         self.max_model_len = self.llm.llm_engine.model_config.max_model_len
+        self.executor = type(self.llm.llm_engine.model_executor).__name__
 
     # -- weights ---------------------------------------------------------------------------------------
 
@@ -218,6 +231,7 @@ class VLLMRollout:
                                       "training process); larger values serve evaluation from a checkpoint")
         start = time.perf_counter()
         if self.asleep:
+            self._empty_cache()
             self.llm.wake_up(tags=["weights"])
         pairs = iter(weights.state_dict().items() if isinstance(weights, torch.nn.Module) else weights)
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": self._stream(pairs),
@@ -225,8 +239,9 @@ class VLLMRollout:
         for _ in pairs:  # what vLLM did not read: a gathering source must still reach its end on every worker
             pass
         if self.asleep:
+            self._empty_cache()
             self.llm.wake_up(tags=["kv_cache"])
-            self.asleep = False
+            self.asleep = 0
         self.llm.reset_prefix_cache()
         self.last_sync_seconds = time.perf_counter() - start
 
@@ -238,16 +253,30 @@ class VLLMRollout:
 
     # -- sleep -----------------------------------------------------------------------------------------
 
-    def sleep(self) -> None:
-        """Free the device for training (level 1: KV cache dropped, weights to host memory); GPU only."""
+    def sleep(self, level: int = 1) -> None:
+        """Free the device for training (GPU, sleep mode only). Level 1: KV cache dropped, weights to host memory;
+        level 2: weights dropped too, for a caller that syncs new ones before the next generate."""
+        if level not in (1, 2):
+            raise ValueError(f"sleep level {level}: vLLM has levels 1 (weights kept in host memory) and 2 (discarded)")
         if self.sleep_mode and not self.asleep:
-            self.llm.sleep(level=1)
-            self.asleep = True
+            self.llm.sleep(level=level)
+            self.asleep = level
 
     def wake_up(self) -> None:
+        """Weights and KV cache back on the device, as they were before a level-1 sleep."""
+        if self.asleep == 2:
+            raise RuntimeError("the engine slept at level 2 (its weights were discarded) and no weights were synced "
+                               "since: call sync_weights before generating")
         if self.asleep:
+            self._empty_cache()
             self.llm.wake_up()
-            self.asleep = False
+            self.asleep = 0
+
+    def _empty_cache(self) -> None:
+        # What the update freed is still held by torch's caching allocator; vLLM's sleep pool allocates outside it,
+        # so give it back first or the wake-up can fail for memory that is free in all but name.
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
 
     # -- sampling --------------------------------------------------------------------------------------
 
@@ -260,9 +289,10 @@ class VLLMRollout:
             detokenize=False)
 
     def generate(self, prompts: list[list[dict]], n: int, params: SamplingParams,
-                 on_sample: Callable[[int, Sample], None] | None = None) -> list[Group]:
+                 on_sample: Callable[[int, Sample], None] | None = None, resync: bool = False) -> list[Group]:
         """n samples per prompt, each with vLLM's log-prob of every token; on_sample(prompt_index, sample) is
-        called for each sample once the batch is done."""
+        called for each sample once the batch is done. resync: the caller syncs new weights before the next
+        generate (a training step), so a sleeping engine drops its weights (level 2) instead of keeping them."""
         groups = [Group(i) for i in range(len(prompts))]
         requests, owners = [], []
         for group, messages in zip(groups, prompts):
@@ -282,9 +312,9 @@ class VLLMRollout:
         sampling = [self.sampling_params(params, n, (params.seed * 1_000_003 + j * n) % (1 << 62))
                     for j in range(len(requests))]
         self.wake_up()
-        with self._threads(params.cpu_threads), _own_rng():
+        with self._threads(params.cpu_threads), _own_rng(self.device):
             outputs = self.llm.generate([{"prompt_token_ids": ids} for ids in requests], sampling, use_tqdm=False)
-        self.sleep()
+        self.sleep(2 if resync else 1)
         for index, ids, output in zip(owners, requests, outputs):
             for completion in sorted(output.outputs, key=lambda c: c.index):
                 sample = self._sample(ids, completion)
@@ -327,19 +357,58 @@ class VLLMRollout:
 
 
 @contextmanager
-def _own_rng():
-    """Restores Python's, NumPy's and torch's global random states (CPU and CUDA) on exit."""
+def _own_rng(device: torch.device):
+    """Restores Python's, NumPy's and torch's global random states on exit: the CPU's, and the CUDA device's when
+    the engine runs on one (only that device: forking every visible GPU's state would create a context on each)."""
     import random
 
     import numpy as np
 
     python_state, numpy_state = random.getstate(), np.random.get_state()
-    with torch.random.fork_rng(devices=range(torch.cuda.device_count()) if torch.cuda.is_available() else []):
+    devices = [device.index if device.index is not None else torch.cuda.current_device()] \
+        if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
         try:
             yield
         finally:
             random.setstate(python_state)
             np.random.set_state(numpy_state)
+
+
+@contextmanager
+def _launcher_env(device: torch.device):
+    """RANK, LOCAL_RANK, WORLD_SIZE (and MASTER_ADDR/PORT for a world of one) as vLLM's external launcher reads
+    them, from the process group this process belongs to; restored afterwards."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        rank, world = dist.get_rank(), dist.get_world_size()
+    else:
+        rank, world = 0, 1
+    local = (device.index if device.index is not None else torch.cuda.current_device()) \
+        if device.type == "cuda" else 0
+    values = {"RANK": str(rank), "LOCAL_RANK": str(local), "WORLD_SIZE": str(world)}
+    if not (dist.is_available() and dist.is_initialized()):  # vLLM forms a group of one through env://
+        values.setdefault("MASTER_ADDR", os.environ.get("MASTER_ADDR", "127.0.0.1"))
+        values.setdefault("MASTER_PORT", os.environ.get("MASTER_PORT") or str(_free_port()))
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _start_failure(exc: BaseException, args: dict, on_cpu: bool) -> str:

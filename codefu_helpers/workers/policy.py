@@ -88,7 +88,8 @@ def shard(model: nn.Module, mesh, *, param_dtype: torch.dtype | None, cpu_offloa
     if param_dtype is not None:
         options["mp_policy"] = MixedPrecisionPolicy(param_dtype=param_dtype, reduce_dtype=torch.float32)
     if cpu_offload:
-        options["offload_policy"] = CPUOffloadPolicy()
+        # pinned host shards copy to a GPU asynchronously; pinning needs one (CPU runs of the offload path: tests)
+        options["offload_policy"] = CPUOffloadPolicy(pin_memory=mesh.device_type == "cuda")
     for layer in decoder_layers(model.lm):
         fully_shard(layer, **options)
     fully_shard(model, **options)

@@ -146,8 +146,11 @@ class Worker:
                              device=device, cpu_offload=cfg.trainer.fsdp_cpu_offload and mesh is not None)
         self.device = self.policy.device
         self.engine = self._engine()
-        if hasattr(self.engine, "startup_seconds") and rank == 0:
-            print(f"{self.engine.backend} rollout engine started in {self.engine.startup_seconds:.1f} s", flush=True)
+        if hasattr(self.engine, "startup_seconds"):  # every rank: each engine says where it runs
+            executor = getattr(self.engine, "executor", None)
+            print(f"{self.engine.backend} rollout engine started in {self.engine.startup_seconds:.1f} s"
+                  + (f" (rank {self.rank} of {self.world_size}, {executor} on {self.engine.device})" if executor else ""),
+                  flush=True)
         return self.engine.backend
 
     def _build_critic(self, lm, start_model: str, mesh, device, total_updates: int):
@@ -202,8 +205,10 @@ class Worker:
         def on_sample(index: int, sample: Sample) -> None:
             judged.append((index, sample, self.judge.submit(sample.text, rows[index])))
 
+        # a training step syncs new weights before the next generate: a sleeping vLLM may drop its weights (level 2)
+        resync = {"resync": True} if self.engine.backend == "vllm" else {}
         with self._rollout_context():
-            groups = self.engine.generate(prompts, n, params, on_sample=on_sample)
+            groups = self.engine.generate(prompts, n, params, on_sample=on_sample, **resync)
         if hasattr(self.judge, "forget_rows"):
             self.judge.forget_rows()
         return groups, judged
