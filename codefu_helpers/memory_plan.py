@@ -27,16 +27,21 @@ no weights. It adds up, per device:
   `model.dtype` and its KV cache while it generates.
 - a fixed reserve for what is not a tensor of ours (CUDA context, NCCL buffers, allocator fragmentation).
 - `trainer.fsdp_cpu_offload` (GPU, several workers): the sharded master weights, gradients, AdamW moments and the
-  reference live in host memory (FSDP2's CPUOffloadPolicy; verl's param/optimizer offload), so on the GPU only what is
-  gathered for compute, the activations and the engine count; the host then holds the sharded state of its workers.
+  reference live in host memory (FSDP2's CPUOffloadPolicy: the optimizer step runs there), so on the GPU only what
+  is gathered for compute, the activations and the engine count; the host then holds the sharded state of its workers.
 - `rollout.tensor_parallel_size` > 1 (verl's engine): each vLLM rank holds 1/TP of the weights and of the KV cache.
 - PPO's critic (algorithm.adv_estimator=gae), colocated: its own training state (float32 master weights, gradients
   and AdamW moments of the value model, sharded like the policy's; offloaded with it) stands beside the policy's in
   every phase, and its update is a phase of its own: its gradients, gathered layers and activations (no logits).
 
-`trainer.engine: verl` is planned the same way: verl's FSDP workers keep float32 master weights with bf16 compute
-(the mapping in launch/verl_engine.py), gather what they compute with, and colocate vLLM with `free_cache_engine`
-(sleep mode); the counts are this package's model of that, not measurements of verl.
+`trainer.engine: verl` is planned as verl 0.9.1 runs (`verl_plan`, which names the verl code behind each count): FSDP
+over every GPU of the job (not per host), param/optimizer offload that loads the state back onto the GPU for each
+phase (so the update holds master weights, gradients and AdamW moments), the logits of a whole micro-batch in
+model.dtype (`verl_logits_copies`), Ulysses sequence parallelism (`verl_tokens_per_gpu`), a reference in host memory,
+and vLLM in its own processes with `free_cache_engine`; the counts are this package's model of that, not
+measurements of verl. vLLM's working memory follows the batch limits it profiles with (`vllm_batch_limits`: verl's
+rollout settings, or vLLM's defaults for the GPU), and `check_fits` raises MemoryPlanError for a plan that does not
+fit (train.py refuses such a run before it loads anything).
 
 The phases (rollout, update, weight sync) each peak differently; the plan fits when the largest peak fits the device.
 What is estimated rather than counted is named in the report: `ASSUMED` lists those constants. The counting was
@@ -65,11 +70,83 @@ ASSUMED = {
     "gpu_reserve_gib": 2.0,      # per GPU: CUDA context, cuBLAS workspace, NCCL buffers, allocator fragmentation
     "cpu_reserve_gib": 1.5,      # per CPU worker process: Python, torch, transformers, vLLM's libraries
     "vllm_asleep_gib": 1.0,      # what a sleeping vLLM engine keeps on the GPU (CUDA graph pool, its context)
-    "vllm_step_tokens": 8192,    # tokens vLLM runs in one forward (its working memory besides weights and KV cache)
-    "vllm_step_sequences": 256,  # sequences per vLLM step whose float32 logits the sampler holds
     "checkpoint_write_gib_s": 1.0,  # a host's write rate into /opt/ml/checkpoints (NVMe store ~2, gp3 EBS ~0.25-1)
 }
 STOP_GRACE_S = 120  # SageMaker: SIGTERM, then SIGKILL this many seconds later
+# verl runs vLLM in processes of its own (its async server's "mp" executor), one CUDA context more per GPU: a bare
+# context measured 527 MiB on an H200 (driver 580, cuCtxCreate then cuMemGetInfo).
+VLLM_PROCESS_CONTEXT_GIB = 0.5
+# verl's rollout defaults (verl 0.9.1, trainer/config/rollout: max_num_batched_tokens, max_num_seqs), which
+# launch/verl_engine.py leaves as they are and verl passes to vLLM explicitly
+VERL_ROLLOUT_MAX_NUM_BATCHED_TOKENS = 8192
+VERL_ROLLOUT_MAX_NUM_SEQS = 256
+
+
+def vllm_batch_limits(cfg, device_bytes: int, device_name: str = "") -> tuple[int, int, str]:
+    """(max_num_batched_tokens, max_num_seqs, where from) of the vLLM engine `cfg` starts on a GPU of `device_bytes`
+    named `device_name`. vLLM sizes its KV cache after a profiling run of a dummy batch of max_num_batched_tokens
+    tokens whose sampler takes the logits of max_num_seqs sequences, so these two set its working memory.
+
+    verl passes its rollout config's values (VERL_ROLLOUT_*). The native engine (rollout/vllm.py) passes neither,
+    so vLLM's LLM-class defaults apply (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults and
+    _set_default_max_num_seqs_and_batched_tokens_args; the same in vLLM 0.24, the job image's, and 0.32): 16384
+    tokens and 1024 sequences on a GPU of 70 GiB or more that is not an A100, else 8192 and 256; the tokens capped at
+    max_num_seqs x max_model_len. A GPU of 70 GiB or more whose name is not known here gets the larger pair."""
+    if cfg.trainer.engine == "verl":
+        return (VERL_ROLLOUT_MAX_NUM_BATCHED_TOKENS, VERL_ROLLOUT_MAX_NUM_SEQS,
+                "verl's rollout.max_num_batched_tokens and max_num_seqs (its defaults)")
+    large = device_bytes >= 70 * GIB and "a100" not in device_name.lower()
+    tokens, seqs = (16384, 1024) if large else (8192, 256)
+    tokens = min(tokens, seqs * (cfg.data.max_prompt_length + cfg.data.max_response_length))
+    return tokens, min(seqs, tokens), ("vLLM's LLM defaults for " + (device_name or "this GPU")
+                                       + (" (70 GiB or more, not an A100)" if large else ""))
+
+
+def vllm_working_bytes(shape: ModelShape, dtype_bytes: int, tokens: int, sequences: int, tp: int = 1) -> int:
+    """vLLM's working memory in its profiling run, per rank: a step of `tokens` tokens through one decoder layer (the
+    residual and its norm, 2 c h; the tensor-parallel shards of gate and up, q, k and v, c (2 i + q + 2 kv) / tp)
+    and the float32 logits of `sequences` sequences in the sampler (the whole vocabulary on every rank)."""
+    c, s = dtype_bytes, shape
+    per_token = c * (2 * s.hidden + (2 * s.intermediate + s.q_dim + 2 * s.kv_dim) // tp)
+    return tokens * per_token + sequences * s.vocab * 4
+
+
+def verl_tokens_per_gpu(cfg) -> int:
+    """Tokens one GPU holds in one of verl's micro-batches. With a token budget (use_dynamic_bsz) verl packs up to
+    ppo_max_token_len_per_gpu x ulysses_sequence_parallel_size tokens per micro-batch and Ulysses gives each GPU of
+    the group 1/sp of them (workers/engine/utils.py: prepare_micro_batches; fsdp/transformer_impl.py:
+    ulysses_pad_and_slice_inputs): ppo_max_token_len_per_gpu, or a whole sequence's share when one sequence is
+    longer than the budget. Without a budget: ppo_micro_batch_size sequences, split the same way."""
+    a, d, t = cfg.algorithm, cfg.data, cfg.trainer
+    sp = max(1, t.sequence_parallel_size)
+    longest = d.max_prompt_length + d.max_response_length
+    if a.ppo_max_token_len_per_gpu:
+        return max(a.ppo_max_token_len_per_gpu, -(-longest // sp))
+    return -(-a.ppo_micro_batch_size * longest // sp)
+
+
+def verl_logits_copies(cfg, phase: str) -> int:
+    """How many (tokens x vocabulary) tensors in model.dtype verl's actor holds at once in `phase` ("update",
+    "log-prob", "reference"), from verl 0.9.1's FSDP engine (workers/engine/fsdp/transformer_impl.py,
+    FSDPEngineWithLMHead.prepare_model_outputs) with what launch/verl_engine.py sets (use_remove_padding, no fused
+    kernels) and the job image (no flash-attn, so utils/torch_functional.py: logprobs_from_logits_v2):
+
+    - the HF model's logits for every token of the micro-batch at once, in model.dtype (autocast; transformers'
+      Qwen2 no longer casts them to float32): 1;
+    - logits / temperature is a second tensor unless the temperature is 1 (_scale_logits_by_temperature): +1;
+    - the update's log-probs: logprobs_from_logits_v2 takes log_softmax row by row in bfloat16 and autograd keeps
+      every row's output for backward, a second full tensor; in backward the rows' gradients gather into the
+      logits' gradient, the same size again, while the logits themselves are freed: 2 at either moment;
+    - entropy: entropy_from_logits keeps its softmax and a product with the logits: +2 in the update when
+      algorithm.entropy_coef > 0 (verl computes it only then); the old log-prob pass always asks for the entropy
+      (trainer/ppo/v1/trainer_base.py, calculate_entropy=True) but without gradients: +1.
+    The log-prob passes (no gradients) free each row's log_softmax at once."""
+    hot = 1 if cfg.rollout.temperature != 1.0 else 0
+    if phase == "update":
+        return 2 + hot + (2 if cfg.algorithm.entropy_coef > 0 else 0)
+    if phase == "log-prob":
+        return 1 + hot + 1
+    return 1 + hot  # reference
 
 # Shapes of the models the shipped configs name (their config.json on the Hugging Face hub), so that a plan needs no
 # download: vocab, hidden, layers, attention heads, KV heads, head dim, intermediate, tied embeddings.
@@ -265,6 +342,8 @@ class MemoryPlan:
     max_model_len: int = 0
     workers_per_host: int = 1        # CPU: worker processes sharing the host's memory
     notes: list[str] = field(default_factory=list)
+    engine: str = "native"           # trainer.engine the plan models
+    remedy_by_phase: dict[str, list[str]] = field(default_factory=dict)  # what to change when that phase is the peak
 
     @property
     def peaks(self) -> dict[str, int]:
@@ -303,6 +382,8 @@ class MemoryPlan:
         return out
 
     def remedies(self) -> list[str]:
+        if self.peak_phase in self.remedy_by_phase:
+            return self.remedy_by_phase[self.peak_phase] + ["or use a device with more memory"]
         phase = self.phases[self.peak_phase]
         out = []
         if phase.get("activations", 0) > 0.2 * sum(phase.values()):
@@ -319,7 +400,8 @@ class MemoryPlan:
         """The plan as text: components, phases, peak and verdict."""
         s = self.shape
         size = f"{s.params / 1e9:.2f}B" if s.params >= 1e8 else f"{s.params / 1e6:.1f}M"
-        lines = [f"memory plan for {self.config_name}: {size} parameters ({s.source})",
+        lines = [f"memory plan for {self.config_name} (trainer.engine={self.engine}): {size} parameters "
+                 f"({s.source})",
                  f"  {self.world_size} worker(s), weights sharded over {self.shard}; "
                  f"{self.device_bytes / GIB:.1f} GiB {'per host' if self.device == 'cpu' else 'per GPU'} "
                  f"({self.device_source}); {self.tokens_per_micro_batch:,} tokens per micro-batch"]
@@ -344,6 +426,26 @@ class MemoryPlan:
         return "\n".join(lines)
 
 
+class MemoryPlanError(ValueError):
+    """A config whose memory plan does not fit its device: `plan` is the plan, `problems` what is wrong and what to
+    change."""
+
+    def __init__(self, plan: MemoryPlan):
+        self.plan, self.problems = plan, plan.problems()
+        super().__init__(f"{plan.config_name} does not fit {plan.device_bytes / GIB:.1f} GiB per "
+                         f"{'host' if plan.device == 'cpu' else 'GPU'} ({plan.device_source}) with "
+                         f"trainer.engine={plan.engine}: " + "; ".join(self.problems))
+
+
+def check_fits(cfg, device_memory_gib: float | None = None, **kwargs) -> MemoryPlan:
+    """The plan of `cfg` (memory_plan's arguments), raising MemoryPlanError naming each problem when it does not
+    fit; `train` calls this before it loads anything, notebook 03 before it trains."""
+    plan = memory_plan(cfg, device_memory_gib=device_memory_gib, **kwargs)
+    if not plan.fits:
+        raise MemoryPlanError(plan)
+    return plan
+
+
 def visible_device_memory(device: str) -> tuple[int, str] | None:
     """(bytes, where from) of this machine's device: the first GPU's memory, or the host's RAM; None when the
     config's device (cuda) is not visible here."""
@@ -362,10 +464,12 @@ def visible_device_memory(device: str) -> tuple[int, str] | None:
 
 def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | None = None,
                 gpus_per_node: int | None = None, shape: ModelShape | None = None,
-                config_dir: str | Path | None = None) -> MemoryPlan:
+                config_dir: str | Path | None = None, device_name: str | None = None) -> MemoryPlan:
     """The plan of `cfg` on devices of `device_memory_gib` (default: the visible device, else 80 GiB for a GPU
-    config and this host's RAM for a CPU one), over `world_size` workers (default: the config's), `gpus_per_node`
-    per host (default: the config's, or all of them)."""
+    config and this host's RAM for a CPU one) named `device_name` (vLLM's defaults depend on it; default: the
+    visible device's name when its memory is used), over `world_size` workers (default: the config's),
+    `gpus_per_node` per host (default: the config's, or all of them). trainer.engine=verl on a GPU is planned as
+    verl runs (`verl_plan`), anything else as the native trainer runs."""
     m, d, r, a = cfg.model, cfg.data, cfg.rollout, cfg.algorithm
     device = "cpu" if (m.resolved_device() if m.device == "auto" else m.device) == "cpu" else "cuda"
     shape = shape or model_shape(m.path, config_dir)
@@ -377,6 +481,11 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
         seen = visible_device_memory(device)
         device_bytes, source = seen if seen else (int(DEFAULT_GPU_MEMORY_GIB * GIB),
                                                    f"assumed {DEFAULT_GPU_MEMORY_GIB:g} GiB: no GPU visible here")
+        if seen and device_name is None and device == "cuda":
+            device_name = seen[1]
+    device_name = device_name or ""
+    if cfg.trainer.engine == "verl" and device == "cuda":
+        return verl_plan(cfg, shape, device_bytes, source, device_name, world, per_node, config_dir)
     c = DTYPE_BYTES[m.dtype]
     tp = max(1, r.tensor_parallel_size) if r.backend == "vllm" else 1
     sharded = world > 1
@@ -447,15 +556,14 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
         else:
             utilization = r.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION
             awake = int(utilization * device_bytes)
-            working = ASSUMED["vllm_step_tokens"] * c * (2 * shape.hidden + 2 * shape.intermediate + shape.q_dim
-                                                          + 2 * shape.kv_dim) \
-                + ASSUMED["vllm_step_sequences"] * shape.vocab * 4
+            step_tokens, step_seqs, limits = vllm_batch_limits(cfg, device_bytes, device_name)
+            working = vllm_working_bytes(shape, c, step_tokens, step_seqs, tp)
             kv_capacity = (awake - engine_weights - working) // kv_per_token
             asleep = int(ASSUMED["vllm_asleep_gib"] * GIB) if r.enable_sleep_mode else awake
             notes.append(f"vLLM takes rollout.gpu_memory_utilization={utilization:g} of the GPU: weights "
                          + (f"(1/{tp} of the model: tensor parallel over {tp} GPUs) " if tp > 1 else "") +
-                         f"{engine_weights / GIB:.2f} GiB, working memory ~{working / GIB:.2f} GiB (assumed "
-                         f"{ASSUMED['vllm_step_tokens']} tokens per step), the rest KV cache")
+                         f"{engine_weights / GIB:.2f} GiB, working memory ~{working / GIB:.2f} GiB (a step of "
+                         f"{step_tokens} tokens and {step_seqs} sequences: {limits}), the rest KV cache")
             if r.enable_sleep_mode:
                 notes.append(f"sleep mode: during the update vLLM keeps ~{ASSUMED['vllm_asleep_gib']:g} GiB "
                              "on the GPU (assumed), its weights in host memory")
@@ -509,7 +617,175 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
     return MemoryPlan(config_name=cfg.name, shape=shape, device=device, device_bytes=device_bytes,
                       device_source=source, world_size=world, shard=shard, tokens_per_micro_batch=tokens,
                       components=comp, phases=phases, kv_capacity_tokens=kv_capacity, max_model_len=max_model_len,
-                      workers_per_host=per_node if device == "cpu" else 1, notes=notes)
+                      workers_per_host=per_node if device == "cpu" else 1, notes=notes, engine=cfg.trainer.engine)
+
+
+def verl_plan(cfg, shape: ModelShape, device_bytes: int, source: str, device_name: str, world: int, per_node: int,
+              config_dir: str | Path | None = None) -> MemoryPlan:
+    """The plan of trainer.engine=verl: verl 0.9.1's FSDP workers as launch/verl_engine.py configures them
+    (verl/workers/engine_workers.py: ActorRolloutRefWorker; verl/workers/engine/fsdp/transformer_impl.py:
+    FSDPEngine). Per GPU, with W = trainer.nnodes x gpus_per_node and T = verl_tokens_per_gpu(cfg):
+
+    - sharding over the whole job: the actor's FSDP mesh is one-dimensional over all W GPUs (fsdp_size=-1:
+      engine/fsdp/utils.py create_device_mesh, FULL_SHARD), so each float32 master weight, its float32 gradient
+      and the two float32 AdamW moments are 1/W per GPU (model_dtype=fp32, reduce_dtype=fp32);
+    - offload (actor param_offload and optimizer_offload = trainer.fsdp_cpu_offload) is not FSDP's CPU offload:
+      between phases the shards sit in host memory, and verl moves them back to the GPU for each phase
+      (engine/base.py: BaseEngineCtx; FSDPEngine.to -> utils/fsdp_utils.py load_fsdp_model_to_gpu,
+      load_fsdp_optimizer; offload_fsdp_model_to_cpu, offload_fsdp_optimizer after): the log-prob pass (eval mode)
+      holds the master weights, the update (train mode) the master weights, AdamW moments and gradients, and the
+      optimizer step runs on the GPU (AdamW's foreach step takes one more float32 shard-sized temporary);
+    - the update: what FSDP gathers in model.dtype (the root unit: embeddings, lm_head, final norm; two decoder
+      layers, the current and the prefetched), one layer's unsharded gradient in model.dtype and float32, lm_head's
+      gradient (the root unit's flat gradient is reduced only when the embeddings' arrives, at the end of backward),
+      the activations of T tokens (as the native trainer's, `activation_bytes_per_token`) and verl's full logits
+      of those T tokens (`verl_logits_copies` x T x vocabulary x model.dtype);
+    - the reference: verl builds it forward-only, which forces FSDP's CPUOffload(offload_params=True)
+      (FSDPEngine._build_fsdp_module), so it lives in host memory in model.dtype and only its gathered units and
+      its pass's logits come to the GPU;
+    - vLLM colocated in processes of its own (one more CUDA context per GPU, VLLM_PROCESS_CONTEXT_GIB), awake with
+      rollout.gpu_memory_utilization of the GPU; with free_cache_engine (rollout.enable_sleep_mode) asleep
+      (level 2: weights and KV cache released) through the passes and the update, and woken for the weight sync
+      (ActorRolloutRefWorker.update_weights: vLLM's weights resumed, the actor's shards loaded, one parameter at a
+      time gathered whole in float32 and handed over, its copy in model.dtype in vLLM) before its KV cache returns.
+    """
+    m, d, r, a, t = cfg.model, cfg.data, cfg.rollout, cfg.algorithm, cfg.trainer
+    c, P, W = DTYPE_BYTES[m.dtype], shape.params, world
+    tp = max(1, r.tensor_parallel_size)
+    sp = max(1, t.sequence_parallel_size)
+    tokens = verl_tokens_per_gpu(cfg)
+    max_model_len = d.max_prompt_length + d.max_response_length
+    offload = bool(t.fsdp_cpu_offload)
+    reserve = int(ASSUMED["gpu_reserve_gib"] * GIB)
+    vocab_tokens = tokens * shape.vocab * c  # one (T x vocabulary) tensor in model.dtype
+
+    comp: dict[str, int] = {}
+    comp["master weights (fp32)"] = 4 * P // W
+    comp["gradients (fp32)"] = 4 * P // W
+    comp["AdamW moments (fp32)"] = 8 * P // W
+    comp["gathered for compute"] = c * (shape.root_params + 2 * shape.layer_params)
+    comp["backward: one layer's gradient"] = (c + 4) * shape.layer_params
+    comp["backward: lm_head's gradient"] = c * shape.vocab * shape.hidden
+    per_token_layer = shape.activation_bytes_per_token(c)
+    root_per_token = (4 + 3 * c) * shape.hidden
+    if m.gradient_checkpointing:
+        act = tokens * (shape.layers * c * shape.hidden + per_token_layer + c * shape.hidden)
+    else:
+        act = tokens * shape.layers * per_token_layer
+    comp["activations"] = act + tokens * root_per_token
+    comp["logits (update)"] = verl_logits_copies(cfg, "update") * vocab_tokens
+    comp["log-prob pass (no grad)"] = tokens * (per_token_layer + root_per_token)
+    comp["logits (log-prob pass)"] = verl_logits_copies(cfg, "log-prob") * vocab_tokens
+    comp["AdamW step temporary (fp32)"] = 4 * P // W
+
+    utilization = r.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION
+    awake = int(utilization * device_bytes)
+    engine_weights = c * P // tp
+    kv_per_token = shape.kv_bytes_per_token(c) // tp
+    step_tokens, step_seqs, limits = vllm_batch_limits(cfg, device_bytes, device_name)
+    working = vllm_working_bytes(shape, c, step_tokens, step_seqs, tp)
+    kv_capacity = (awake - engine_weights - working) // kv_per_token
+    asleep = int(ASSUMED["vllm_asleep_gib"] * GIB) if r.enable_sleep_mode else awake
+    context = int(VLLM_PROCESS_CONTEXT_GIB * GIB)
+    comp["rollout engine (awake)"] = awake
+
+    critic_shape = None
+    if cfg.uses_critic:  # verl's critic: a TrainingWorker of its own, sharded and offloaded like the actor
+        critic_shape = shape if cfg.critic.model_path is None else model_shape(cfg.critic.model_path, config_dir)
+        Pc = critic_shape.value_model_params
+        comp["critic master weights (fp32)"] = 4 * Pc // W
+        comp["critic gradients (fp32)"] = 4 * Pc // W
+        comp["critic AdamW moments (fp32)"] = 8 * Pc // W
+        critic_root = critic_shape.vocab * critic_shape.hidden + 2 * critic_shape.hidden + 1
+        comp["critic gathered for compute"] = c * (critic_root + 2 * critic_shape.layer_params)
+        critic_layer = critic_shape.activation_bytes_per_token(c)
+        checkpointing = m.gradient_checkpointing if cfg.critic.gradient_checkpointing is None \
+            else cfg.critic.gradient_checkpointing
+        critic_act = tokens * (critic_shape.layers * c * critic_shape.hidden + critic_layer + c * critic_shape.hidden) \
+            if checkpointing else tokens * critic_shape.layers * critic_layer
+        comp["critic activations"] = critic_act + tokens * (4 + 3 * c) * critic_shape.hidden
+
+    # on the GPU in every phase: the reserve, and the training state when it is not offloaded
+    standing = {"reserve": reserve, "vLLM process context": context}
+    if not offload:
+        standing["master weights"] = comp["master weights (fp32)"]
+        standing["AdamW moments"] = comp["AdamW moments (fp32)"]
+        if critic_shape is not None:
+            standing["critic master weights"] = comp["critic master weights (fp32)"]
+            standing["critic AdamW moments"] = comp["critic AdamW moments (fp32)"]
+    loaded = {"master weights (loaded)": comp["master weights (fp32)"]} if offload else {}
+    loaded_train = {**loaded, "AdamW moments (loaded)": comp["AdamW moments (fp32)"]} if offload else {}
+    sleeping = {"rollout engine (asleep)" if r.enable_sleep_mode else "rollout engine (awake)": asleep}
+    gathered = comp["gathered for compute"]
+    phases = {
+        "rollout": {**standing, "rollout engine (awake)": awake},
+        "log-prob pass": {**standing, **sleeping, **loaded, "gathered weights": gathered,
+                          "activations (no grad)": comp["log-prob pass (no grad)"],
+                          "logits": comp["logits (log-prob pass)"]},
+        "update": {**standing, **sleeping, **loaded_train, "gradients": comp["gradients (fp32)"],
+                   "gathered weights": gathered, "layer gradient": comp["backward: one layer's gradient"],
+                   "lm_head gradient": comp["backward: lm_head's gradient"], "activations": comp["activations"],
+                   "logits": comp["logits (update)"]},
+        "optimizer step": {**standing, **sleeping, **loaded_train, "gradients": comp["gradients (fp32)"],
+                           "AdamW step temporary": comp["AdamW step temporary (fp32)"]},
+        "weight sync": {**standing, **sleeping, "rollout engine weights": engine_weights if r.enable_sleep_mode else 0,
+                        **loaded, "one parameter in flight": (4 + c) * shape.largest_param},
+    }
+    if a.use_kl_loss:  # the reference's pass: its units gathered from host memory, its logits
+        phases["reference pass"] = {**standing, **sleeping, "gathered weights": gathered,
+                                    "activations (no grad)": comp["log-prob pass (no grad)"],
+                                    "logits": verl_logits_copies(cfg, "reference") * vocab_tokens}
+    if critic_shape is not None:
+        critic_loaded = {"critic master weights (loaded)": comp["critic master weights (fp32)"],
+                         "critic AdamW moments (loaded)": comp["critic AdamW moments (fp32)"]} if offload else {}
+        phases["critic update"] = {**standing, **sleeping, **critic_loaded,
+                                   "critic gradients": comp["critic gradients (fp32)"],
+                                   "critic gathered weights": comp["critic gathered for compute"],
+                                   "critic activations": comp["critic activations"]}
+
+    fewest = -(-max_model_len // sp)
+    budget = (f"lower algorithm.ppo_max_token_len_per_gpu (now {tokens:,} tokens per GPU, each with "
+              f"{shape.vocab:,} logits in {m.dtype}; it cannot go below the longest sequence's share, "
+              f"{max_model_len:,} / trainer.sequence_parallel_size {sp} = {fewest:,}: raise "
+              "trainer.sequence_parallel_size to go lower)")
+    more_gpus = f"train on more GPUs (verl shards the training state over all {W} GPUs of the job)"
+    pass_fix = [budget] + ([] if m.gradient_checkpointing else ["enable model.gradient_checkpointing"])
+    remedy_by_phase = {
+        "rollout": [f"lower rollout.gpu_memory_utilization (now {utilization:g}; vLLM needs its weights and one "
+                    f"sequence of {max_model_len:,} tokens of KV cache)"]
+                   + ([] if offload else ["set trainer.fsdp_cpu_offload=true (the training state then waits in "
+                                          "host memory)"]),
+        "log-prob pass": pass_fix, "reference pass": pass_fix,
+        "update": pass_fix + ([] if offload else ["set trainer.fsdp_cpu_offload=true"]) + [more_gpus],
+        "optimizer step": [more_gpus],
+        "weight sync": [f"raise rollout.tensor_parallel_size (now {tp}: vLLM's share of the weights)", more_gpus],
+        "critic update": pass_fix + [more_gpus],
+    }
+    notes = [f"assumed: {ASSUMED['gpu_reserve_gib']:g} GiB per GPU beyond our tensors (runtime, buffers, "
+             f"fragmentation), and {VLLM_PROCESS_CONTEXT_GIB:g} GiB for vLLM's own process (measured: one CUDA "
+             "context)",
+             f"verl: FSDP over all {W} GPUs; {tokens:,} tokens per GPU per micro-batch"
+             + (f" (Ulysses: {sp} GPUs share a micro-batch of {tokens * sp:,})" if sp > 1 else "")
+             + f"; logits of the micro-batch in {m.dtype}: {verl_logits_copies(cfg, 'update')} x "
+             f"{vocab_tokens / GIB:.2f} GiB in the update",
+             f"vLLM takes rollout.gpu_memory_utilization={utilization:g} of the GPU: weights "
+             + (f"(1/{tp} of the model: tensor parallel over {tp} GPUs) " if tp > 1 else "")
+             + f"{engine_weights / GIB:.2f} GiB, working memory ~{working / GIB:.2f} GiB (a step of {step_tokens} "
+             f"tokens and {step_seqs} sequences: {limits}), the rest KV cache"]
+    if r.enable_sleep_mode:
+        notes.append(f"free_cache_engine: between rollouts vLLM keeps ~{ASSUMED['vllm_asleep_gib']:g} GiB on the "
+                     "GPU (assumed); its weights are reloaded from the actor at each weight sync")
+    if offload:
+        host = per_node * (12 * P // W + c * P // W
+                           + (12 * critic_shape.value_model_params // W if critic_shape is not None else 0))
+        notes.append(f"param/optimizer offload: the sharded master weights and AdamW moments of a host's {per_node} "
+                     f"workers and the reference wait in host memory, {host / GIB:.0f} GiB per host; each phase "
+                     "loads what it uses back onto the GPU")
+    notes.append(checkpoint_note(cfg, P, c, per_node, critic_shape))
+    return MemoryPlan(config_name=cfg.name, shape=shape, device="cuda", device_bytes=device_bytes,
+                      device_source=source, world_size=W, shard=W, tokens_per_micro_batch=tokens,
+                      components=comp, phases=phases, kv_capacity_tokens=kv_capacity, max_model_len=max_model_len,
+                      notes=notes, engine="verl", remedy_by_phase=remedy_by_phase)
 
 
 def checkpoint_bytes_per_host(cfg, params: int, compute_bytes: int, per_node: int,
@@ -552,13 +828,14 @@ def checkpoint_note(cfg, params: int, compute_bytes: int, per_node: int, critic_
             + f", ~{seconds:.0f} s at an assumed {rate:g} GiB/s; {lost}")
 
 
-def plan_problems(cfg, device_memory_gib: float, instance_count: int, gpus_per_instance: int) -> list[str]:
+def plan_problems(cfg, device_memory_gib: float, instance_count: int, gpus_per_instance: int,
+                  device_name: str | None = None) -> list[str]:
     """The launcher's check: why `cfg` cannot fit `instance_count` hosts of `gpus_per_instance` GPUs of
     `device_memory_gib` each (empty when it fits), before anything is uploaded. A model whose shape cannot be known
     here (an s3:// model, an uncached hub id) is not refused: the launcher notes that there is no plan."""
     try:
         plan = memory_plan(cfg, device_memory_gib=device_memory_gib, world_size=instance_count * gpus_per_instance,
-                           gpus_per_node=gpus_per_instance)
+                           gpus_per_node=gpus_per_instance, device_name=device_name)
     except UnknownModelShape:
         return []
     except ValueError as exc:

@@ -15,6 +15,9 @@ plan on stderr (`codefu_helpers.memory_plan`: per-GPU bytes of each phase, on th
 80 when none is visible), and exits 2 when the plan does not fit:
 
     python -m codefu_helpers.train --config configs/codefu7b_stage2.yaml --dry-run --set trainer.nnodes=2 --gpu-memory-gib 80
+
+A run on a GPU consults the same plan before it loads anything and refuses a config that does not fit the visible
+GPU (or `--gpu-memory-gib`), naming the phase and what to change; `--ignore-memory-plan` starts it anyway.
 """
 
 from __future__ import annotations
@@ -38,8 +41,24 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "(one key=value per line), else the resolved config as YAML; the memory plan goes to "
                              "stderr, and the exit status is 2 when it does not fit")
     parser.add_argument("--gpu-memory-gib", type=float, default=None,
-                        help="--dry-run: plan for GPUs of this much memory (default: the visible GPU, else 80)")
+                        help="plan for GPUs of this much memory (default: the visible GPU; --dry-run: else 80)")
+    parser.add_argument("--ignore-memory-plan", action="store_true",
+                        help="start a run even when the memory plan says it does not fit the GPU")
     return parser.parse_args(argv)
+
+
+def memory_plan_refusal(cfg: ExperimentConfig, gpu_memory_gib: float | None = None) -> str | None:
+    """Why a run of `cfg` should not start on this machine's GPU (or one of `gpu_memory_gib`), or None: a CPU run,
+    no GPU visible and none given (nothing to plan against), or a plan that fits. Loads no model."""
+    from .memory_plan import MemoryPlanError, check_fits, visible_device_memory
+
+    if cfg.model.resolved_device() == "cpu" or (gpu_memory_gib is None and visible_device_memory("cuda") is None):
+        return None
+    try:
+        check_fits(cfg, device_memory_gib=gpu_memory_gib)
+    except MemoryPlanError as exc:
+        return f"{exc} (pass --ignore-memory-plan to start anyway)"
+    return None
 
 
 def load_config(args: argparse.Namespace) -> ExperimentConfig:
@@ -137,6 +156,9 @@ def main(argv=None) -> int:
     cfg = load_config(args)
     if args.dry_run:
         return 0 if dry_run(cfg, args.gpu_memory_gib) else 2
+    refusal = None if args.ignore_memory_plan else memory_plan_refusal(cfg, args.gpu_memory_gib)
+    if refusal:
+        raise SystemExit(refusal)
     run(cfg, resume=args.resume, stop_after_step=args.stop_after_step)
     return 0
 

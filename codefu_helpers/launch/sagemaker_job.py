@@ -245,8 +245,8 @@ def job_memory_plan(jcfg: ExperimentConfig, itype, instance_count: int, notes: l
         notes.append("no memory plan: instance_type='local' simulates hosts without a GPU")
         return None
     try:
-        return memory_plan(jcfg, device_memory_gib=itype.gpu_memory_gib, world_size=instance_count * itype.gpus,
-                           gpus_per_node=itype.gpus)
+        return memory_plan(jcfg, device_memory_gib=itype.usable_gpu_memory_gib, world_size=instance_count * itype.gpus,
+                           gpus_per_node=itype.gpus, device_name=itype.gpu_name)
     except UnknownModelShape as exc:
         notes.append(f"no memory plan: {exc}")
         return None
@@ -294,7 +294,7 @@ def check_launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool =
     if itype is not None and itype is not LOCAL and lc.instance_count >= 1:  # a plan that cannot fit is refused
         from ..memory_plan import plan_problems
 
-        problems += plan_problems(cfg, itype.gpu_memory_gib, lc.instance_count, itype.gpus)
+        problems += plan_problems(cfg, itype.usable_gpu_memory_gib, lc.instance_count, itype.gpus, itype.gpu_name)
     if lc.max_run_hours <= 0:
         problems.append(f"max_run_hours={lc.max_run_hours} must be > 0")
     if lc.use_spot and lc.max_wait_hours is not None and lc.max_wait_hours < lc.max_run_hours:
