@@ -7,6 +7,7 @@ Every notebook takes `RUN_DIR` (where it reads earlier stages' outputs and write
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,15 @@ def dataset_ref(value: str) -> str:
     return str(path) if path.exists() else value
 
 
-# Notebook 03's CONFIG = "auto": the CPU run that learns in minutes, or the single-GPU run of a pretrained coder model.
-SMOKE_CONFIGS = {"cpu": "configs/cpu_learn.yaml", "cuda": "configs/single_gpu_qwen2.5_coder_0.5b.yaml"}
+# Notebook 03's CONFIG = "auto": the CPU run that learns in minutes, or a smoke run of a pretrained coder model on one
+# GPU (12 steps, within 15 minutes on an A10G by step_time's estimate; the 100-step single_gpu_qwen2.5_coder_0.5b.yaml
+# is for the command line).
+SMOKE_CONFIGS = {"cpu": "configs/cpu_learn.yaml", "cuda": "configs/single_gpu_smoke.yaml"}
+# Notebook 03's EVAL_SAMPLES = 0: samples per training problem for its before/after pass rate. 64 on a CPU (a gain's
+# standard error about 0.03); 32 on a GPU, where the two evaluations of 8 problems take about a minute of an A10G's
+# 15 (step_time's estimate) instead of the ~20 minutes 49 problems x 64 samples of 2048 tokens would.
+SMOKE_EVAL_SAMPLES = {"cpu": 64, "cuda": 32}
+SMOKE_NOTEBOOK = "03_grpo_smoke_test.ipynb"
 
 
 def smoke_config(config: str, device: str, *, train_path: str | Path, dataset: str, output_dir: str | Path,
@@ -58,6 +66,93 @@ def smoke_config(config: str, device: str, *, train_path: str | Path, dataset: s
               **({"model.path": model} if model else {}), **({"trainer.total_steps": max_steps} if max_steps else {}),
               **({"algorithm.adv_estimator": estimator} if estimator else {}), **(overrides or {})}
     return path, ExperimentConfig.from_yaml(path).with_overrides(chosen).validate()
+
+
+def smoke_eval_samples(eval_samples: int, device: str) -> int:
+    """Notebook 03's EVAL_SAMPLES: as given, or for 0 the device's default (SMOKE_EVAL_SAMPLES)."""
+    return eval_samples or SMOKE_EVAL_SAMPLES[device]
+
+
+def notebook_parameters(notebook: str | Path, overrides: dict | None = None) -> dict:
+    """The values of a notebook's `parameters` cell (literals, one per line), with `overrides` on top: what the
+    notebook runs with when papermill injects them, read without running anything."""
+    import ast
+
+    import nbformat
+
+    path = Path(notebook) if Path(notebook).is_absolute() else NOTEBOOK_DIR / notebook
+    (cell,) = [c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", [])]
+    values = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body}
+    unknown = sorted(set(overrides or {}) - set(values))
+    if unknown:
+        raise ValueError(f"{path.name} has no parameters {unknown}: it takes {sorted(values)}")
+    return {**values, **(overrides or {})}
+
+
+def render_smoke(device: str, parameters: dict | None = None):
+    """Notebook 03's experiment on `device` with its parameters cell (and papermill's `parameters` on top), made the
+    way its config cell makes it, without running it: (config file, ExperimentConfig, eval samples per problem).
+    The train split is looked for in RUN_DIR/data, where notebook 01 writes it."""
+    p = notebook_parameters(SMOKE_NOTEBOOK, parameters)
+    run_dir = repo_path(p["RUN_DIR"])
+    path, cfg = smoke_config(p["CONFIG"], device, train_path=split_paths(run_dir)["train"],
+                             dataset=dataset_ref(p["DATASET"]), output_dir=run_dir / "grpo", seed=p["SEED"],
+                             model=p["MODEL"], max_steps=p["MAX_STEPS"], estimator=p["ESTIMATOR"],
+                             overrides=p["OVERRIDES"])
+    return path, cfg, smoke_eval_samples(p["EVAL_SAMPLES"], device)
+
+
+def training_problems_bound(cfg) -> int:
+    """How many problems notebook 03 trains (and evaluates) on, before reading them: data.max_problems, else the
+    rows of data.train_path (or of a local data.raw_path) that data.tiers keeps."""
+    from .data import load_problems, read_verl_parquet
+
+    if cfg.data.max_problems:
+        return cfg.data.max_problems
+    if Path(cfg.data.train_path).exists():
+        tiers = [(r.get("extra_info") or {}).get("tier") for r in read_verl_parquet(cfg.data.train_path)]
+    elif cfg.data.raw_path and Path(cfg.data.raw_path).exists():
+        tiers = [getattr(p, "tier", None) for p in load_problems(cfg.data.raw_path)]
+    else:
+        raise ValueError(f"cannot count the training problems: data.train_path={cfg.data.train_path!r} and "
+                         f"data.raw_path={cfg.data.raw_path!r} are not here; set data.max_problems")
+    return sum(1 for tier in tiers if cfg.data.tiers is None or tier is None or tier in cfg.data.tiers)
+
+
+ESTIMATE_GPU = "A10G"  # what a GPU without figures in step_time.GPUS is estimated as
+
+
+def smoke_estimate(cfg, gpu_name: str, eval_samples: int, evaluations: int = 2):
+    """step_time's estimate (a RunTime) of notebook 03's run on `gpu_name` (torch's device name or a GPUS key): its
+    start-up, its steps and its evaluations of eval_samples per training problem (before and after training)."""
+    from dataclasses import replace
+
+    from .step_time import estimate_run, gpu_spec
+
+    try:
+        gpu = gpu_spec(gpu_name)
+    except ValueError:
+        gpu = replace(gpu_spec(ESTIMATE_GPU), source=f"{gpu_name} has no figures here: estimated as an {ESTIMATE_GPU}")
+    return estimate_run(cfg, gpu, training_problems_bound(cfg), eval_samples, evaluations)
+
+
+# `make tutorial`'s papermill timeout per cell: at least the floor (what every notebook got before), and for notebook
+# 03 on a GPU this many times step_time's estimate of its whole run (the estimate is first-order: see its ASSUMED).
+TIMEOUT_FLOOR_S = 1800
+TIMEOUT_SAFETY = 3.0
+
+
+def notebook_timeout(notebook: str | Path, gpu_name: str | None, parameters: dict | None = None) -> tuple[int, str]:
+    """(seconds, why) for papermill's per-cell timeout of `notebook` with these parameters, on a machine whose GPU is
+    `gpu_name` (None: a CPU run, within the floor). Notebook 03 on a GPU: TIMEOUT_SAFETY x its estimated run, at
+    least TIMEOUT_FLOOR_S; the other notebooks have no training config to estimate and get the floor."""
+    if Path(notebook).name == SMOKE_NOTEBOOK and gpu_name:
+        _, cfg, eval_samples = render_smoke("cuda", parameters)
+        run = smoke_estimate(cfg, gpu_name, eval_samples)
+        seconds = max(TIMEOUT_FLOOR_S, math.ceil(TIMEOUT_SAFETY * run.total_s))
+        return seconds, (f"{TIMEOUT_SAFETY:g} x the step-time estimate of its run on {run.gpu.name} "
+                         f"({run.total_s / 60:.1f} min), at least {TIMEOUT_FLOOR_S} s")
+    return TIMEOUT_FLOOR_S, "the floor" + (" (no GPU)" if not gpu_name else "")
 
 
 def numbered_notebooks() -> list[Path]:

@@ -15,7 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from codefu_helpers.tutorial import KERNEL, ROOT, execute_notebook, numbered_notebooks
+from codefu_helpers.device_check import visible_gpu_name
+from codefu_helpers.tutorial import KERNEL, ROOT, execute_notebook, notebook_timeout, numbered_notebooks
 
 # the figures the README shows, as the notebooks name them in RUN_DIR/figures
 KEY_FIGURES = ("01_ratings.png", "02_confusion.png", "03_warm_start.png", "03_grpo_curves.png", "03_before_after.png",
@@ -39,11 +40,15 @@ def main() -> int:
         return 0
     run_dir = Path(args.run_dir or ROOT / "runs" / time.strftime("%Y%m%d-%H%M%S"))
     notebooks = [nb for nb in numbered_notebooks() if not args.only or nb.name[:2] in args.only]
-    print(f"executing {len(notebooks)} notebooks into {run_dir}", flush=True)
+    gpu = visible_gpu_name()
+    print(f"executing {len(notebooks)} notebooks into {run_dir} on {gpu or 'the CPU'}", flush=True)
     runs = []
     for nb in notebooks:
-        print(f"-> {nb.name}", flush=True)
-        run = execute_notebook(nb, run_dir, kernel=args.kernel)
+        # each notebook's cell timeout from its own run (notebook 03: its config's step-time estimate on this GPU),
+        # worked out just before it runs: notebook 01 has written the split it counts problems in by then
+        timeout, why = notebook_timeout(nb, gpu, {"RUN_DIR": str(run_dir.resolve())})
+        print(f"-> {nb.name} (cell timeout {timeout} s: {why})", flush=True)
+        run = execute_notebook(nb, run_dir, kernel=args.kernel, timeout=timeout)
         runs.append(run)
         if run.error:
             print(f"   FAILED: {run.error.splitlines()[0][:300]}\n   see {run.executed}", flush=True)

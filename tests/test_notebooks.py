@@ -74,8 +74,8 @@ def test_every_cell_imports_the_modules_it_uses(path):
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_03_config_auto_is_the_cpu_run_or_the_single_gpu_run(device, tmp_path):
-    """CONFIG = "auto" (notebook 03's default): configs/cpu_learn.yaml on a CPU; on a GPU the single-GPU config as it
-    stands (pretrained coder model, bfloat16, vLLM with sleep mode, its own lr and lengths), not the CPU one."""
+    """CONFIG = "auto" (notebook 03's default): configs/cpu_learn.yaml on a CPU; on a GPU the single-GPU smoke config
+    as it stands (pretrained coder model, bfloat16, vLLM with sleep mode, its own lr and lengths), not the CPU one."""
     from codefu_helpers.config import ExperimentConfig
     from codefu_helpers.tutorial import SMOKE_CONFIGS, smoke_config
 
@@ -229,7 +229,8 @@ def test_04_sagemaker_launch(run_dir, monkeypatch):
     assert "codefu_helpers.launch.entrypoint" in results["command"] and results["verl_overrides"] > 40
     assert results["cost"]["per_hour"] > 0
     memory = results["memory_plan"]  # 7B stage 2 on 2 x 8 A100-80GB: counted before anything is uploaded
-    assert memory["fits"] and memory["device_gib"] == 80 and 0 < memory["peak_gib"] <= 80
+    # planned on what CUDA reports of an A100-80GB (launch/instances.py: GPUS), not the marketing 80
+    assert memory["fits"] and memory["device_gib"] == 79.0 and 0 < memory["peak_gib"] <= 79.0
 
 
 @pytest.mark.notebook
