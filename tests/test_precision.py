@@ -21,8 +21,8 @@ from conftest import ROOT
 
 
 def gpu_check_module():
-    """scripts/gpu_grpo_check.py, imported (its checkpoint readers serve the tests too)."""
-    spec = importlib.util.spec_from_file_location("gpu_grpo_check", ROOT / "scripts" / "gpu_grpo_check.py")
+    """scripts/gpu_check.py, imported (its checkpoint readers serve the tests too)."""
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -93,30 +93,42 @@ def test_bf16_compute_keeps_float32_master_weights_that_a_1e_6_update_moves():
     assert cosine > 0.9
 
 
-def test_the_gpu_checks_grpo_steps_run_on_cpu(tmp_path):
-    """scripts/gpu_check.sh cannot run here; what can, does: its shell parses, and its GRPO part runs one sharded Ray
-    worker (FSDP2 bf16 MixedPrecisionPolicy over a process group of one, gloo here) for two steps and writes its
-    checks into the JSON it is given, keeping what was there."""
+def test_the_gpu_check_runs_its_cpu_path_and_fails_when_a_part_fails(tmp_path):
+    """scripts/gpu_check.py cannot run its GPU path here; its CPU path runs every part (the trainer in bf16 at lr 1e-6,
+    validation through the judge, a checkpoint resumed in a new process, the offload path forced on one worker) with
+    the GPU-only checks listed as n/a; a part that outlives its hard limit fails the check (exit 1, named), and so does a
+    part that raises."""
     subprocess.run(["bash", "-n", str(ROOT / "scripts" / "gpu_check.sh")], check=True)
-    out = tmp_path / "gpu_check.json"
-    out.write_text(json.dumps({"device": "kept"}))
     env = {**os.environ, "CODEFU_RAY_DASHBOARD": "0"}
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_grpo_check.py"), "--device", "cpu",
-                           "--backend", "hf", "--modes", "fsdp2", "--steps", "2", "--response-tokens", "16",
-                           "--out", str(out)],
+    script = str(ROOT / "scripts" / "gpu_check.py")
+    proc = subprocess.run([sys.executable, script, "--device", "cpu", "--out", str(tmp_path / "ok")],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
-    results = json.loads(out.read_text())
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\n{results}"
-    assert results["device"] == "kept"
-    run = results["grpo"]["modes"]["fsdp2"]
-    assert run["ok"] and all(run["checks"].values()), run
-    assert run["dcp_model_dtypes"] == ["torch.float32"] and run["exported_dtype"] == "bfloat16"
-    assert run["moved_fraction_step1_to_last"] >= 0.9 and run["optimizer_steps"] == [2, 2]
-    # the config it would run on a GPU is valid, and its memory plan fits one H200
+    results = json.loads((tmp_path / "ok" / "gpu_check.json").read_text())
+    assert proc.returncode == 0 and "GPU CHECK PASSED" in proc.stdout, f"{proc.stdout[-3000:]}\n{results}"
+    assert list(results) == ["gate", "grpo", "resume", "offload"]
+    for name, part in results.items():
+        assert part["ok"] and True in part["checks"].values(), (name, part)
+    assert results["grpo"]["checks"]["memory per phase within 15 % of the plan"] == "n/a"
+    assert results["offload"]["shard_devices"] == ["cpu"] and results["resume"]["moved"] >= 0.9
+    assert "| grpo | ok |" in (tmp_path / "ok" / "gpu_check.md").read_text()
+    # a part past its hard limit, and a part that raises (resume without the grpo part's checkpoint): exit 1, named
+    failed = subprocess.run([sys.executable, script, "--device", "cpu", "--out", str(tmp_path / "bad"), "--parts",
+                             "gate,resume", "--timeout", "gate=1"], capture_output=True, text=True, cwd=ROOT, env=env,
+                            timeout=600)
+    assert failed.returncode == 1 and "GPU CHECK FAILED" in failed.stdout, failed.stdout[-3000:]
+    bad = json.loads((tmp_path / "bad" / "gpu_check.json").read_text())
+    assert bad["gate"]["error"] == "timed out after 1 s (hard limit of the part)" and "resume" not in bad
+    failed = subprocess.run([sys.executable, script, "--device", "cpu", "--out", str(tmp_path / "bad2"), "--parts",
+                             "resume"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    bad = json.loads((tmp_path / "bad2" / "gpu_check.json").read_text())
+    assert failed.returncode == 1 and not bad["resume"]["ok"], failed.stdout[-3000:]
+    assert bad["resume"]["checks"]["the grpo part's checkpoint of step 2 is there"] is False
+    # the config its GPU path trains is valid, and its memory plan fits one H200
     from codefu_helpers.memory_plan import memory_plan
 
     check = gpu_check_module()
-    cfg = check.config("cuda", "vllm", 3, tmp_path / "x", {"train": tmp_path / "train.parquet"})
+    cfg = check._config(tmp_path / "x", "cuda", {"train": tmp_path / "train.parquet"}, "Qwen/Qwen2.5-0.5B", 5,
+                        **{"algorithm.ppo_max_token_len_per_gpu": 4096})
     assert cfg.rollout.enable_sleep_mode and cfg.model.dtype == "bfloat16"
     assert memory_plan(cfg, device_memory_gib=139).fits
 
