@@ -566,7 +566,8 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
                          f"{step_tokens} tokens and {step_seqs} sequences: {limits}), the rest KV cache")
             if r.enable_sleep_mode:
                 notes.append(f"sleep mode: during the update vLLM keeps ~{ASSUMED['vllm_asleep_gib']:g} GiB "
-                             "on the GPU (assumed), its weights in host memory")
+                             "on the GPU (assumed); a training step's sleep discards its weights (level 2: the "
+                             "sync after the update loads new ones), a validation's keeps them in host memory")
         comp["rollout engine (awake)"] = awake
         sync_engine = engine_weights + 2 * c * shape.largest_param if r.enable_sleep_mode else awake
         sync_engine += c * shape.largest_param  # the one gathered tensor of ours in flight
@@ -588,8 +589,9 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
         notes.append(f"host memory: each of the {per_node} workers on a host loads the float32 model (and the "
                      "reference copy" + (", and the critic's float32 copy" if critic_shape is not None else "")
                      + f") before sharding, {host / GIB:.0f} GiB per host at the start"
-                     + (f"; a sleeping vLLM keeps its weights there, {per_node * engine_weights / GIB:.0f} GiB"
-                        if r.backend == "vllm" and r.enable_sleep_mode else ""))
+                     + (f"; vLLM asleep after a validation keeps its weights there, "
+                        f"{per_node * engine_weights / GIB:.0f} GiB" if r.backend == "vllm" and r.enable_sleep_mode
+                        else ""))
     notes.append(checkpoint_note(cfg, P, c, per_node, critic_shape))
     standing = {"master weights": comp["master weights (fp32)"], "AdamW moments": comp["AdamW moments (fp32)"],
                 "reference": comp.get("reference", 0), "reserve": reserve}
