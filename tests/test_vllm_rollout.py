@@ -187,6 +187,66 @@ def test_seeded_batches_over_the_engines_token_budget_run_and_draw_per_prompt(en
         assert max(abs(a - b) for a, b in zip(got, want)) < EXACT
 
 
+def test_training_sleeps_drop_the_weights_and_every_wake_up_follows_an_emptied_cache(engine, policy, monkeypatch):
+    """The GPU's sleep cycle, in order, on the real CPU engine with a recorder in place of vLLM's sleep and wake-up
+    (vLLM has no sleep mode on CPU): a training generate sleeps at level 2, a generate on discarded weights is
+    refused, a sync empties torch's cache before each wake-up and loads between them, other generates sleep at 1."""
+    model, _ = policy
+    calls = []
+
+    class Recorder:
+        def __init__(self, llm):
+            self.llm = llm
+
+        def __getattr__(self, name):
+            return getattr(self.llm, name)
+
+        def sleep(self, level):
+            calls.append(("sleep", level))
+
+        def wake_up(self, tags=None):
+            calls.append(("wake", tuple(tags or ())))
+
+        def collective_rpc(self, *args, **kwargs):
+            calls.append(("reload",))
+            return self.llm.collective_rpc(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "llm", Recorder(engine.llm))
+    monkeypatch.setattr(engine, "sleep_mode", True)
+    monkeypatch.setattr(engine, "asleep", 0)
+    monkeypatch.setattr(engine, "_empty_cache", lambda: calls.append(("empty cache",)))
+    params = SamplingParams(max_new_tokens=4, seed=1)
+    engine.generate(PROMPTS[:1], 2, params, resync=True)
+    assert calls == [("sleep", 2)] and engine.asleep == 2
+    with pytest.raises(RuntimeError, match="level 2 .* call sync_weights"):
+        engine.generate(PROMPTS[:1], 2, params)
+    calls.clear()
+    engine.sync_weights(model)
+    assert calls == [("empty cache",), ("wake", ("weights",)), ("reload",), ("empty cache",), ("wake", ("kv_cache",))]
+    calls.clear()
+    engine.generate(PROMPTS[:1], 2, params)  # validation, evaluation: the weights stay (level 1)
+    engine.generate(PROMPTS[:1], 2, params)
+    assert calls == [("sleep", 1), ("empty cache",), ("wake", ()), ("sleep", 1)]
+
+
+def test_the_engine_joins_its_process_group_through_the_external_launcher_on_the_policys_device(engine, monkeypatch):
+    """Colocation as vLLM documents it: the external launcher, with RANK / WORLD_SIZE of the group this process is in
+    and LOCAL_RANK the index of the policy's device (model.device cuda:1 -> the engine on cuda:1); the variables are
+    put back afterwards."""
+    import os
+
+    from codefu_helpers.rollout.vllm import _launcher_env
+
+    assert engine.executor == "ExecutorWithExternalLauncher"
+    for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(key, raising=False)
+    with _launcher_env(torch.device("cuda", 1)):
+        assert (os.environ["RANK"], os.environ["LOCAL_RANK"], os.environ["WORLD_SIZE"]) == ("0", "1", "1")
+    with _launcher_env(torch.device("cpu")):
+        assert os.environ["LOCAL_RANK"] == "0"
+    assert not {"RANK", "LOCAL_RANK", "WORLD_SIZE"} & set(os.environ)
+
+
 def test_missing_vllm_is_a_clear_error_and_hf_fallback_only_when_asked(policy, monkeypatch, capsys):
     from codefu_helpers.config import RolloutConfig
 
