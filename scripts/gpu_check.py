@@ -1,6 +1,6 @@
 """The GPU check: one short run on one GPU that exits non-zero when anything is wrong, and says what.
 
-    PYTHONUNBUFFERED=1 python scripts/gpu_check.py --out runs/gpu_check                  # ~6 minutes on one H200
+    PYTHONUNBUFFERED=1 python scripts/gpu_check.py --out runs/gpu_check                  # ~7 minutes on one H200
     python scripts/gpu_check.py --device cpu --out /tmp/gc    # the CPU path (tests/test_precision.py runs it)
 
 Each part runs in a process of its own under a hard timeout (a timed-out part is a failure, and the parts after it
@@ -9,9 +9,9 @@ shut down asleep is a known allocator failure mode). Every part writes its numbe
 <out>/part_<name>.json; the driver gathers them into <out>/gpu_check.json and <out>/gpu_check.md (rows in the format of
 benchmarks/RESULTS.md) and exits 1 when a part failed, timed out or missed a threshold.
 
-- gate (45 s): CUDA available, the driver new enough for the CUDA build of torch, compute capability >= 8.0 (bf16),
+- gate (30 s): CUDA available, the driver new enough for the CUDA build of torch, compute capability >= 8.0 (bf16),
   free disk for the checkpoints, vLLM importable, and which judge tier the machine gives (sandbox.doctor).
-- grpo (270 s), first of the real parts: GRPO_STEPS (5) bf16 steps through the real trainer, one worker in this
+- grpo (225 s), first of the real parts: GRPO_STEPS (5) bf16 steps through the real trainer, one worker in this
   process (float32 master weights, autocast), a model shaped like Qwen2.5-0.5B (real vocabulary, random weights,
   the tiny tokenizer: nothing is downloaded) and vLLM with sleep mode, lr 1e-6. Device memory is read with
   `torch.cuda.mem_get_info` (the whole device: vLLM's pool, torch's cache, contexts; `max_memory_allocated` misses
@@ -20,9 +20,9 @@ benchmarks/RESULTS.md) and exits 1 when a part failed, timed out or missed a thr
   cycle: the free memory after each wake must stay flat (within 1 GiB over the steps after the first), each sleep
   must free most of the engine's share, and the mean |vLLM - trainer| log-prob gap after each sync must stay below
   0.05 (bf16 on both sides). Validation (the judge) runs after the last step's sync; the last step's checkpoint stays.
-- resume (120 s): a new process resumes that checkpoint and trains one more step: the master weights in both
+- resume (195 s): a new process resumes that checkpoint and trains one more step: the master weights in both
   checkpoints are float32 and >= 90 % of them moved, the gap holds after the resume, the exported model is bf16.
-- offload (105 s): the offload path forced on one GPU (CODEFU_TEST_OFFLOAD=1): FSDP2's CPUOffloadPolicy over a process
+- offload (90 s): the offload path forced on one GPU (CODEFU_TEST_OFFLOAD=1): FSDP2's CPUOffloadPolicy over a process
   group of one (`cpu:gloo,cuda:nccl`), the tiny model streamed from host shards into vLLM, a DCP checkpoint of host
   DTensors every step; the shards must live in host memory, the checkpoints hold float32 that moved, the gap holds.
 
@@ -51,7 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 GIB = 1 << 30
-TIMEOUTS = {"gate": 45, "grpo": 270, "resume": 120, "offload": 105}  # seconds, each part's hard limit (9 min in all)
+TIMEOUTS = {"gate": 30, "grpo": 225, "resume": 195, "offload": 90}  # seconds, each part's hard limit (9 min in all)
+# (on one H200 the parts took 20, 174, 157 and 72 s: benchmarks/RESULTS.md)
 PARTS = tuple(TIMEOUTS)
 GRPO_STEPS = 5
 ROLLOUT = os.environ.get("CODEFU_GPU_CHECK_ROLLOUT", "vllm")  # hf: a GPU without vLLM (its checks then fail as n/a)
@@ -508,6 +509,7 @@ def run_part(name: str, out: Path, device: str) -> int:
     part = Part(out, name, device)
     try:
         PART_FUNCTIONS[name](out, device, part)
+        part.save()  # what came after the last check (the summary)
     except BaseException as exc:  # noqa: BLE001 - recorded, then the part fails
         part.record["error"] = f"{type(exc).__name__}: {exc}"
         part.record["traceback"] = traceback.format_exc()[-4000:]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check (scripts/gpu_check.py says what it runs and checks): ~6 minutes on one H200, at most 9 (each part has
+# The GPU check (scripts/gpu_check.py says what it runs and checks): ~7 minutes on one H200 (measured), at most 9 (each part has
 # a hard limit); exits non-zero when anything is wrong. Needs the GPU environment (`make setup-gpu`: the CUDA torch
 # and vllm); nothing is downloaded.
 #
