@@ -106,8 +106,8 @@ def test_the_gpu_check_runs_its_cpu_path_and_fails_when_a_part_fails(tmp_path):
     results = json.loads((tmp_path / "ok" / "gpu_check.json").read_text())
     assert proc.returncode == 0 and "GPU CHECK PASSED" in proc.stdout, f"{proc.stdout[-3000:]}\n{results}"
     assert list(results) == ["gate", "grpo", "resume", "offload"]
-    for name, part in results.items():
-        assert part["ok"] and True in part["checks"].values(), (name, part)
+    for name, part in results.items():  # on CPU the gate's checks are all GPU checks (n/a); every other part checks
+        assert part["ok"] and (name == "gate" or True in part["checks"].values()), (name, part)
     assert results["grpo"]["checks"]["memory per phase within 15 % of the plan"] == "n/a"
     assert results["offload"]["shard_devices"] == ["cpu"] and results["resume"]["moved"] >= 0.9
     assert "| grpo | ok |" in (tmp_path / "ok" / "gpu_check.md").read_text()
