@@ -57,6 +57,9 @@ __all__ = [
 AdvEstimator = Literal["grpo", "gae", "rloo", "reinforce_plus_plus"]
 LossAggMode = Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm", "token-sum", "seq-mean-token-sum"]
 KlEstimator = Literal["kl", "k1", "mse", "k2", "low_var_kl", "k3", "abs"]
+# ... and grpo.POLICY_LOSS_MODES / ROLLOUT_IS_MODES
+PolicyLossMode = Literal["vanilla", "gspo"]
+RolloutIsMode = Literal["token", "sequence", "mask"]
 
 
 class ConfigError(ValueError):
@@ -125,10 +128,16 @@ class RolloutConfig:
     enable_sleep_mode: bool = False  # vllm on GPU only: the engine frees the device while the trainer updates
     cpu_kv_cache_gb: float | None = None  # vllm on CPU only: KV cache size in GiB (null: 1)
     fallback: Literal["none", "hf"] = "none"  # hf: if vLLM cannot start, generate with HF (said on stderr)
-    # vllm only: weight each token's policy loss by min(exp(old - rollout log-prob), rollout_is_cap), the truncated
-    # importance-sampling correction for the gap between vLLM's sampling and the trainer's log-probs
+    # vllm only: weight the policy loss by importance weights from vLLM's log-probs, the correction for the gap between
+    # vLLM's sampling and the trainer's log-probs (codefu_helpers.grpo.rollout_is_weights), as rollout_is says:
+    # token: min(exp(old - rollout log-prob), rollout_is_cap) per token (truncated IS);
+    # sequence: one weight per sample, min(exp(sum over its tokens of (old - rollout)), rollout_is_cap);
+    # mask: exp(old - rollout) per token, and 0 (the token dropped from the policy loss) where that ratio is outside
+    # [rollout_is_threshold_lower, rollout_is_cap] (IcePop)
     use_rollout_log_probs: bool = False
+    rollout_is: RolloutIsMode = "token"
     rollout_is_cap: float = 2.0
+    rollout_is_threshold_lower: float = 0.5  # mask only: the lower bound of the kept ratios
 
 
 @dataclass
@@ -150,10 +159,21 @@ class AlgorithmConfig:
     clip_ratio_high: float = 0.2  # ratio clipped above at 1 + high; DAPO clip-higher uses 0.28
     clip_ratio_c: float | None = 3.0  # dual-clip bound for negative advantages (> 1); null disables
     loss_agg_mode: LossAggMode = "token-mean"
+    # vanilla: PPO's clip of each token's ratio; gspo: GSPO's clip of one ratio per sample, the geometric mean of its
+    # token ratios (no dual-clip; clip_ratio_low/high bound that ratio: the GSPO paper used 3e-4 / 4e-4)
+    loss_mode: PolicyLossMode = "vanilla"
     use_kl_loss: bool = False  # add kl_coef * KL(policy || reference) to the loss (needs a reference model)
     kl_coef: float = 0.001
     kl_estimator: KlEstimator = "low_var_kl"  # k1 "kl", k2 "mse", k3 "low_var_kl", "abs"
     entropy_coef: float = 0.0  # entropy bonus; 0 disables
+    # DAPO's dynamic sampling (verl: algorithm.filter_groups): a group whose kept samples all got the same reward (or
+    # that has fewer than two kept samples) has advantage 0 under a group baseline, so it is dropped and the step
+    # generates for the next problems of the data order until it holds data.train_batch_size groups that carry a
+    # gradient (grpo, rloo only)
+    dynamic_sampling: bool = False
+    # extra generation rounds a step may take to fill its batch; past them it trains on the groups it has (metric
+    # dynamic_sampling_short). null: no cap, but a step draws at most as many problems as the training set holds
+    dynamic_sampling_max_rounds: int | None = 2
 
 
 @dataclass
@@ -186,6 +206,13 @@ class CriticConfig:
 class RewardConfig:
     mode: Literal["linear", "stage1", "binary"] = "linear"  # see codefu_helpers.reward
     num_workers: int = 2  # judge calls at a time per host; 0: the host's cores not used by training workers
+    # responses cut at data.max_response_length (finish_reason "length": an unclosed fence, scored as no code).
+    # none: scored like any other; filter: scored and counted in the reward and pass metrics but kept out of the loss
+    # and of their group's baseline (like a judge error); soft: DAPO's overlong penalty added to every reward, 0 up to
+    # max_response_length - overlong_buffer_len tokens, then falling linearly to -overlong_penalty_factor at the budget
+    overlong: Literal["none", "filter", "soft"] = "none"
+    overlong_buffer_len: int = 0  # soft only: tokens before the budget where the penalty ramps (DAPO: 4096 of 20480)
+    overlong_penalty_factor: float = 1.0  # soft only: the penalty at the budget (verl's penalty_factor)
 
 
 @dataclass
@@ -238,6 +265,9 @@ class TrackingConfig:
     uri: str | None = None  # null: sqlite:///<trainer.output_dir>/mlflow.db; any MLflow URI or SageMaker MLflow ARN
     experiment: str = "codefu-grpo"
     run_name: str | None = None  # null: the config's name
+    # samples of each step written to <output_dir>/samples.jsonl (and MLflow) with verdicts, reward and advantage,
+    # chosen round-robin over the groups (codefu_helpers.samples); 0: none, -1: all
+    samples_logged: int = 8
 
 
 _SECTIONS = ("model", "data", "rollout", "algorithm", "optim", "critic", "reward", "trainer", "checkpoint", "tracking")
@@ -587,6 +617,17 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
          f"rollout.cpu_kv_cache_gb={r.cpu_kv_cache_gb} must be > 0 (GiB of KV cache for vLLM on CPU), or null for 1")
     need(r.rollout_is_cap >= 1, f"rollout.rollout_is_cap={r.rollout_is_cap} must be >= 1: it caps the importance "
                                 "weight exp(old - rollout log-prob); 2.0 is usual")
+    if r.use_rollout_log_probs and r.rollout_is == "mask":
+        need(0 < r.rollout_is_threshold_lower <= 1,
+             f"rollout.rollout_is_threshold_lower={r.rollout_is_threshold_lower} must be in (0, 1]: tokens whose "
+             "importance ratio is below it are dropped, and at or above 1 it would drop tokens where the engine and "
+             "the trainer agree; 0.5 is usual")
+    elif r.rollout_is_threshold_lower != 0.5:
+        problems.append(f"rollout.rollout_is_threshold_lower={r.rollout_is_threshold_lower} is read only with "
+                        "rollout.rollout_is=mask and rollout.use_rollout_log_probs=true: remove it (0.5), or set both")
+    need(r.use_rollout_log_probs or r.rollout_is == "token",
+         f"rollout.rollout_is={r.rollout_is!r} picks how the engine's log-probs weight the loss, which happens only "
+         "with rollout.use_rollout_log_probs=true: set that (vLLM only), or remove rollout.rollout_is (token)")
     need(not (r.use_rollout_log_probs and (r.top_p < 1 or r.top_k > 0)),
          f"rollout.use_rollout_log_probs=true with rollout.top_p={r.top_p}, rollout.top_k={r.top_k}: the engine's "
          "log-probs then describe the truncated distribution it sampled, while the trainer's cover the whole "
@@ -648,6 +689,9 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(a.clip_ratio_c is None or a.clip_ratio_c > 1,
          f"algorithm.clip_ratio_c={a.clip_ratio_c} must be > 1 (dual-clip caps the ratio of negative-advantage "
          "tokens at c); use 3.0, or null to disable")
+    need(a.loss_mode != "gspo" or a.clip_ratio_c == 3.0,
+         f"algorithm.clip_ratio_c={a.clip_ratio_c} is read only by algorithm.loss_mode=vanilla (GSPO has no "
+         "dual-clip): remove it (3.0), or set algorithm.loss_mode=vanilla")
     need(a.kl_coef >= 0, f"algorithm.kl_coef={a.kl_coef} must be >= 0; set algorithm.use_kl_loss=false to drop the KL")
     need(a.entropy_coef >= 0, f"algorithm.entropy_coef={a.entropy_coef} must be >= 0 (a bonus); 0 disables it")
 
@@ -669,6 +713,18 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
          "set it to 1e-6")
     _check_critic(cfg, need, problems)
 
+    # algorithm: dynamic sampling (the trainer's group filter)
+    rounds = a.dynamic_sampling_max_rounds
+    need(rounds is None or rounds >= 0, f"algorithm.dynamic_sampling_max_rounds={rounds} must be >= 0 (extra "
+                                        "generation rounds per step; 0: drop uninformative groups, never refill), or null")
+    if a.dynamic_sampling:
+        need(est in ("grpo", "rloo"),
+             f"algorithm.dynamic_sampling=true drops groups whose rewards are all equal, which carry no gradient only "
+             f"under a group baseline (grpo, rloo), not with algorithm.adv_estimator={est!r}: set it false")
+    else:
+        need(rounds == 2, f"algorithm.dynamic_sampling_max_rounds={rounds} is read only with "
+                          "algorithm.dynamic_sampling=true: remove it (2), or set algorithm.dynamic_sampling=true")
+
     # optim
     need(o.lr > 0, f"optim.lr={o.lr} must be > 0 (1e-6 is usual for RL on a 7B model)")
     need(o.warmup_steps >= 0, f"optim.warmup_steps={o.warmup_steps} must be >= 0")
@@ -678,6 +734,18 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     # reward
     need(rw.num_workers >= 0, f"reward.num_workers={rw.num_workers} must be >= 0 (judge calls at a time per host; "
                               "0: the host's spare cores)")
+    if rw.overlong == "soft":
+        need(0 < rw.overlong_buffer_len <= d.max_response_length,
+             f"reward.overlong_buffer_len={rw.overlong_buffer_len} must be in [1, data.max_response_length="
+             f"{d.max_response_length}] with reward.overlong=soft (the tokens before the budget where the penalty "
+             f"ramps; DAPO used a fifth of the budget: {max(1, d.max_response_length // 5)})")
+        need(rw.overlong_penalty_factor > 0, f"reward.overlong_penalty_factor={rw.overlong_penalty_factor} must be "
+                                             "> 0 (the penalty at the budget; 1.0 is DAPO's)")
+    else:
+        for key, value, default in (("overlong_buffer_len", rw.overlong_buffer_len, 0),
+                                    ("overlong_penalty_factor", rw.overlong_penalty_factor, 1.0)):
+            need(value == default, f"reward.{key}={value} is read only with reward.overlong=soft, not "
+                                   f"{rw.overlong!r}: remove it ({default}), or set reward.overlong=soft")
 
     # trainer
     need(t.total_epochs >= 1, f"trainer.total_epochs={t.total_epochs} must be >= 1")
@@ -706,6 +774,8 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     need(ck.save_every_minutes >= 0, f"checkpoint.save_every_minutes={ck.save_every_minutes} must be >= 0 (0: off)")
     need(ck.keep_last >= 1, f"checkpoint.keep_last={ck.keep_last} must be >= 1")
     need(bool(tr.experiment.strip()), "tracking.experiment='' is empty: name the MLflow experiment")
+    need(tr.samples_logged >= -1, f"tracking.samples_logged={tr.samples_logged} must be >= 0 (samples recorded per "
+                                  "step), or -1 for all of them")
 
 
 def _check_critic(cfg: ExperimentConfig, need, problems: list[str]) -> None:
@@ -801,6 +871,10 @@ def native_trainer_problems(cfg: ExperimentConfig) -> list[str]:
             if value not in (None, False):
                 problems.append(f"rollout.{key}={value} applies to vLLM only; with rollout.backend=hf remove it "
                                 "(or set rollout.backend=vllm)")
+        if r.rollout_is != "token":  # HF generate returns no log-probs to weight by
+            problems.append(f"rollout.rollout_is={r.rollout_is!r} applies to vLLM only (HF generate returns no "
+                            "log-probs to weight the loss by); with rollout.backend=hf remove it (or set "
+                            "rollout.backend=vllm)")
     if r.tensor_parallel_size > 1 and cfg.world_size % r.tensor_parallel_size == 0:  # else validate() said so
         if r.backend == "hf":
             problems.append(f"rollout.tensor_parallel_size={r.tensor_parallel_size} applies to vLLM only; with "

@@ -200,3 +200,30 @@ def outcome_advantages(estimator: str, scores: torch.Tensor, group_ids: Sequence
         raise ValueError("adv_estimator='gae' needs the critic's values (B, T) of the step's samples")
     advantages, returns = gae_advantages(token_rewards, values.to(torch.float32), mask, gamma=gamma, lam=lam)
     return advantages * mask, returns
+
+
+# ----------------------------------------------------------------------------------------------------
+# Dynamic sampling (algorithm.dynamic_sampling): which groups carry a gradient under a group baseline
+
+
+def informative_groups(group_ids: Sequence[Hashable], scores: Sequence[float], keep: Sequence[float]) -> list[Hashable]:
+    """The groups, in order of first appearance, that give a gradient under a group baseline (grpo, rloo): at least
+    two samples that count (keep > 0) whose rewards are not all equal. The others get advantage 0 for every sample
+    and are what dynamic sampling drops: all rewards equal (verl's filter_groups: the metric's std over the group is
+    0), or fewer than two samples that count (no baseline: judge failures and filtered samples never count)."""
+    kept_scores: dict[Hashable, list[float]] = {}
+    for group, score, k in zip(group_ids, scores, keep):
+        kept_scores.setdefault(group, [])
+        if k:
+            kept_scores[group].append(float(score))
+    return [g for g, values in kept_scores.items() if len(values) >= 2 and max(values) != min(values)]
+
+
+def solved_groups(group_ids: Sequence[Hashable], passed: Sequence[bool], valid: Sequence[bool | float]) -> tuple[int, int]:
+    """(groups all of whose valid samples passed, groups none of whose valid samples passed); valid: the samples
+    whose judging succeeded. A group without a valid sample counts in neither."""
+    outcomes: dict[Hashable, list[bool]] = {}
+    for group, ok, v in zip(group_ids, passed, valid):
+        if v:
+            outcomes.setdefault(group, []).append(bool(ok))
+    return sum(all(o) for o in outcomes.values()), sum(not any(o) for o in outcomes.values())

@@ -27,8 +27,9 @@ Key ideas
   solutions, whose intended verdicts the bundled sample names in its file names (incorrect_<wa|tle|re|ce>_N).
 
 Each run writes `samples.parquet` (one row per sample: problem, sample index, verdict, per-test verdicts, score,
-length, response) and `summary.json`. Generation goes through a `RolloutEngine` (`--backend hf`: HF `generate`
-via `HFRollout`; `--backend vllm`: `VLLMRollout`) and is judged as samples arrive.
+length, response) and `summary.json`; `log_evaluations` puts both, with the pass@k numbers, into an MLflow run.
+Generation goes through a `RolloutEngine` (`--backend hf`: HF `generate` via `HFRollout`; `--backend vllm`:
+`VLLMRollout`) and is judged as samples arrive.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from .eval_datasets import EvalProblem, defines_function, load_benchmark, problem_from_verl_row
+from .tracking import set_experiment
 
 VERDICTS = ("OK", "WA", "TLE", "MLE", "RE", "CE", "NO_CODE", "JUDGE_ERROR")
 POLICIES = ("model", "gold", "incorrect")
@@ -923,6 +925,28 @@ def run_evaluation(dataset, *, model: str | None = None, policy: str = "model", 
     if output_dir is not None:
         evaluation.save(output_dir)
     return evaluation
+
+
+def log_evaluations(folders: dict[str, str | Path], tracking_uri: str, experiment: str = "codefu-eval",
+                    run_name: str | None = None) -> str:
+    """One MLflow run for saved evaluations ({name: output folder}): each one's pass@k, sample and judge-error counts
+    as metrics `name/pass_at_K` ..., its samples.parquet (every sample: response, verdicts, score) and summary.json
+    as artifacts under `name/`. tracking_uri: any MLflow URI (sqlite:///DIR/mlflow.db for a local file). Returns the
+    run's id."""
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    import mlflow
+
+    set_experiment(tracking_uri, experiment)  # a local sqlite store: the artifacts beside its database
+    with mlflow.start_run(run_name=run_name) as run:
+        for name, folder in folders.items():
+            summary = json.loads((Path(folder) / SUMMARY_FILE).read_text())
+            numbers = {f"{name}/pass_at_{k}": block["value"] for k, block in summary["pass_at_k"].items()
+                       if block.get("value") is not None}
+            numbers.update({f"{name}/samples": summary["samples"], f"{name}/judge_errors": summary["judge_errors"]})
+            mlflow.log_metrics({k: float(v) for k, v in numbers.items()})
+            for file in (SAMPLES_FILE, SUMMARY_FILE):
+                mlflow.log_artifact(str(Path(folder) / file), artifact_path=name)
+    return run.info.run_id
 
 
 def training_record(model: str) -> dict | None:

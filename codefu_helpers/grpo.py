@@ -9,7 +9,8 @@ the group's own mean reward as the baseline, so no value network is needed:
 Every token of a sample shares its advantage. The policy is then updated with PPO's clipped surrogate,
 optionally with DAPO's asymmetric ("clip-higher") ratio bounds, dual-clip for negative advantages,
 a KL penalty to a frozen reference policy and an entropy bonus. Per-token losses are reduced to one
-scalar by `aggregate_loss`, whose modes differ in how long and short samples are weighted.
+scalar by `aggregate_loss`, whose modes differ in how long and short samples are weighted. GSPO
+(`gspo_policy_loss`, loss_mode="gspo") clips one length-normalised ratio per sample instead of one per token.
 
 Everything here matches `verl.trainer.ppo.core_algos` (verl 0.9.1) for the same inputs and options;
 `tests/test_grpo_parity.py` runs both on random inputs. Deliberate differences, all in degenerate cases:
@@ -20,7 +21,8 @@ and NaN * 0 is NaN); and a batch with no valid token aggregates to 0 instead of 
 
 A step's bookkeeping lives here too: `mini_batch_metrics` merges micro-batch metrics into the whole mini-batch's
 values, and `rollout_log_prob_check` measures how far the rollout engine's log-probs are from the policy's (the
-weight-sync check) and gives the truncated importance weights when the loss uses the engine's log-probs.
+weight-sync check) and gives the importance weights (`rollout_is_weights`: per token, per sample, or per token masked
+outside bounds) when the loss uses the engine's log-probs.
 
 Shapes: B samples (responses) in a batch, T response tokens (padded), V vocabulary size.
 Masks are (B, T) with 1/True on response tokens that count and 0/False on padding.
@@ -35,6 +37,7 @@ Usage, one micro-batch of the trainer:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Hashable, Sequence
 
@@ -50,7 +53,9 @@ __all__ = [
     "token_advantages",
     "aggregate_loss",
     "loss_normalisers",
+    "POLICY_LOSS_MODES",
     "policy_loss",
+    "gspo_policy_loss",
     "kl_penalty",
     "token_entropy",
     "token_log_probs",
@@ -58,6 +63,8 @@ __all__ = [
     "ActorLossOutput",
     "SUMMED_LOSS_METRICS",
     "mini_batch_metrics",
+    "ROLLOUT_IS_MODES",
+    "rollout_is_weights",
     "rollout_log_prob_check",
 ]
 
@@ -67,6 +74,14 @@ __all__ = [
 # token-sum and seq-mean-token-sum are verl's unnormalised variants, kept for parity.
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm", "token-sum", "seq-mean-token-sum")
 
+# vanilla: PPO's clipped surrogate per token (policy_loss); gspo: one clipped ratio per sample (gspo_policy_loss).
+# verl's names (actor_rollout_ref.actor.policy_loss.loss_mode).
+POLICY_LOSS_MODES = ("vanilla", "gspo")
+
+# How the rollout engine's log-probs reweight the policy loss (rollout_is_weights): truncated per token, truncated per
+# sample, or per token with tokens outside [lower, cap] dropped (verl's IcePop).
+ROLLOUT_IS_MODES = ("token", "sequence", "mask")
+
 # Names as verl spells them, aliases included (k1/k2/k3 after Schulman's "Approximating KL divergence").
 KL_ESTIMATORS = ("kl", "k1", "mse", "k2", "low_var_kl", "k3", "abs")
 
@@ -74,6 +89,8 @@ KL_ESTIMATORS = ("kl", "k1", "mse", "k2", "low_var_kl", "k3", "abs")
 _LOG_RATIO_CLAMP = 20.0
 # ... and clamps the k3 estimate itself, which grows exponentially in (ref - logp).
 _K3_CLAMP = 10.0
+# GSPO's log sequence ratio is clamped from above only, at 10, as verl does.
+_GSPO_LOG_RATIO_MAX = 10.0
 # verl's masked_mean adds this to the denominator; used for the clip-fraction and approx-KL metrics.
 _METRIC_EPS = 1e-8
 
@@ -258,6 +275,7 @@ def policy_loss(
     clip_ratio_high: float = 0.2,
     clip_ratio_c: float | None = 3.0,
     loss_agg_mode: str = "token-mean",
+    rollout_is_weights: torch.Tensor | None = None,
     **normalisers,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """PPO clipped surrogate with clip-higher and dual-clip; returns (scalar loss, metrics).
@@ -268,6 +286,7 @@ def policy_loss(
     clip_ratio_high > clip_ratio_low so unlikely tokens with positive advantage can grow.
     Dual-clip (Ye et al. 2020): with a negative advantage the unclipped term -A * ratio is unbounded in
     the ratio, so it is capped at -A * clip_ratio_c (> 1); None turns dual-clip off.
+    rollout_is_weights: (B, T) or None, multiplies each token's clipped loss (`rollout_is_weights`, no gradient).
     normalisers: total_tokens / total_samples / max_response_length / dp_size for `aggregate_loss`.
     Metrics (detached 0-dim tensors, so no device sync per micro-batch):
     pg_clipfrac (share of tokens where clipping changed the loss), ppo_kl (approx KL old->new, k1),
@@ -300,12 +319,75 @@ def policy_loss(
     else:
         clipfrac_lower = torch.zeros((), device=log_prob.device)
         per_token = pessimistic
+    if rollout_is_weights is not None:
+        per_token = per_token * rollout_is_weights.detach()
 
     loss = aggregate_loss(per_token, response_mask, loss_agg_mode, **normalisers)
     metrics = {
         "pg_clipfrac": clipfrac.detach(),
         "ppo_kl": ppo_kl.detach(),
         "pg_clipfrac_lower": clipfrac_lower.detach(),
+    }
+    return loss, metrics
+
+
+def gspo_policy_loss(
+    log_prob: torch.Tensor,
+    old_log_prob: torch.Tensor,
+    advantages: torch.Tensor,
+    response_mask: torch.Tensor,
+    *,
+    clip_ratio_low: float = 0.2,
+    clip_ratio_high: float = 0.2,
+    loss_agg_mode: str = "token-mean",
+    rollout_is_weights: torch.Tensor | None = None,
+    **normalisers,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """GSPO (Zheng et al. 2025, arXiv:2507.18071): PPO's clipped surrogate on one ratio per sample; (loss, metrics).
+
+    The sample's ratio is the geometric mean of its token ratios, so its size does not grow with the length:
+
+        s_i = exp( (1/|y_i|) * sum_t (log_prob[i,t] - old_log_prob[i,t]) )          (sum over valid tokens)
+
+    Per token it enters as s[i,t] = sg[s_i] * pi(y_t) / sg[pi(y_t)] (sg: stop-gradient), whose value is s_i and whose
+    gradient is s_i * grad log pi(y_t); in log space log s[i,t] = sg[log s_i] + log_prob[i,t] - sg[log_prob[i,t]],
+    clamped at 10 from above. Then, per token and without dual-clip,
+
+        loss[i,t] = max(-A[i,t] * s[i,t], -A[i,t] * clip(s[i,t], 1 - clip_ratio_low, 1 + clip_ratio_high))
+
+    times rollout_is_weights[i,t] when given, reduced by `aggregate_loss(loss_agg_mode)`. With "seq-mean-token-mean"
+    and one advantage per sample this is the paper's sequence objective -mean_i min(s_i A_i, clip(s_i) A_i) in value
+    and gradient; the paper's clip ranges are tiny (3e-4 low, 4e-4 high), since s_i moves far less than a token's
+    ratio. This is verl's `loss_mode: gspo` (compute_policy_loss_gspo), which also reuses clip_ratio_low/high.
+    Shapes and normalisers as `policy_loss`. Metrics: pg_clipfrac (share of tokens where clipping changed the loss),
+    ppo_kl (approx KL old->new, k1, token mean, unclamped), pg_clipfrac_lower (always 0: no dual-clip).
+    """
+    if not (log_prob.shape == old_log_prob.shape == advantages.shape == response_mask.shape):
+        raise ValueError("log_prob, old_log_prob, advantages and response_mask must all be (B, T); got "
+                         f"{tuple(log_prob.shape)}, {tuple(old_log_prob.shape)}, {tuple(advantages.shape)}, "
+                         f"{tuple(response_mask.shape)}")
+    valid = response_mask.bool()
+    zero = torch.zeros((), dtype=log_prob.dtype, device=log_prob.device)
+    # where(): padding may hold garbage or NaN; it must reach neither the sequence ratio nor any gradient
+    log_ratio = torch.where(valid, log_prob - old_log_prob, zero)  # (B, T)
+    lengths = valid.sum(dim=-1).clamp(min=1)  # (B,)
+    log_seq_ratio = log_ratio.sum(dim=-1) / lengths  # (B,) log of the geometric mean
+    own = torch.where(valid, log_prob, zero)
+    log_token_seq_ratio = own - own.detach() + log_seq_ratio.detach().unsqueeze(-1)  # (B, T): value log s_i
+    ratio = torch.exp(torch.clamp(log_token_seq_ratio, max=_GSPO_LOG_RATIO_MAX))
+
+    unclipped = -advantages * ratio  # (B, T)
+    clipped = -advantages * torch.clamp(ratio, 1.0 - clip_ratio_low, 1.0 + clip_ratio_high)
+    per_token = torch.maximum(unclipped, clipped)
+    clipfrac = _masked_mean_metric((clipped > unclipped).float(), response_mask)
+    if rollout_is_weights is not None:
+        per_token = per_token * rollout_is_weights.detach()
+
+    loss = aggregate_loss(per_token, response_mask, loss_agg_mode, **normalisers)
+    metrics = {
+        "pg_clipfrac": clipfrac.detach(),
+        "ppo_kl": _masked_mean_metric(-log_ratio, response_mask).detach(),
+        "pg_clipfrac_lower": torch.zeros((), device=log_prob.device),
     }
     return loss, metrics
 
@@ -416,6 +498,8 @@ def actor_loss(
     clip_ratio_high: float = 0.2,
     clip_ratio_c: float | None = 3.0,
     loss_agg_mode: str = "token-mean",
+    loss_mode: str = "vanilla",
+    rollout_is_weights: torch.Tensor | None = None,
     entropy_coef: float = 0.0,
     use_kl_loss: bool = False,
     kl_coef: float = 0.001,
@@ -428,14 +512,23 @@ def actor_loss(
     """Policy loss - entropy_coef * entropy + kl_coef * KL, each aggregated with the same mode.
 
     All tensors (B, T). `entropy` (from `token_entropy`) is needed only for the bonus or its metric;
-    `ref_log_prob` only when use_kl_loss. This is the composition verl's actor uses (ppo_loss in
-    verl.workers.utils.losses), so the gradient matches verl's for the same options.
+    `ref_log_prob` only when use_kl_loss. loss_mode: "vanilla" (`policy_loss`) or "gspo" (`gspo_policy_loss`, which
+    has no dual-clip: clip_ratio_c is not read). rollout_is_weights (B, T) weight the policy term only, as in verl.
+    This is the composition verl's actor uses (ppo_loss in verl.workers.utils.losses), so the gradient matches
+    verl's for the same options.
     """
     norm = dict(total_tokens=total_tokens, total_samples=total_samples,
                 max_response_length=max_response_length, dp_size=dp_size)
-    pg, metrics = policy_loss(log_prob, old_log_prob, advantages, response_mask, clip_ratio_low=clip_ratio_low,
-                              clip_ratio_high=clip_ratio_high, clip_ratio_c=clip_ratio_c,
-                              loss_agg_mode=loss_agg_mode, **norm)
+    if loss_mode == "vanilla":
+        pg, metrics = policy_loss(log_prob, old_log_prob, advantages, response_mask, clip_ratio_low=clip_ratio_low,
+                                  clip_ratio_high=clip_ratio_high, clip_ratio_c=clip_ratio_c,
+                                  loss_agg_mode=loss_agg_mode, rollout_is_weights=rollout_is_weights, **norm)
+    elif loss_mode == "gspo":
+        pg, metrics = gspo_policy_loss(log_prob, old_log_prob, advantages, response_mask,
+                                       clip_ratio_low=clip_ratio_low, clip_ratio_high=clip_ratio_high,
+                                       loss_agg_mode=loss_agg_mode, rollout_is_weights=rollout_is_weights, **norm)
+    else:
+        raise ValueError(f"loss_mode={loss_mode!r} is not one of {POLICY_LOSS_MODES}")
     loss = pg
     metrics["pg_loss"] = pg.detach()
     if entropy is not None:
@@ -477,26 +570,81 @@ def mini_batch_metrics(micro_metrics: list[tuple[dict, int]], total_tokens: int)
     return out
 
 
+def rollout_is_weights(old_log_prob: torch.Tensor, rollout_log_prob: torch.Tensor, response_mask: torch.Tensor, *,
+                       mode: str = "token", cap: float = 2.0, lower: float | None = None
+                       ) -> tuple[torch.Tensor, dict[str, float]]:
+    """Importance weights (B, T) that correct the policy loss for the gap between the rollout engine that sampled the
+    tokens and the policy that computed old_log_prob; returns (weights, metrics).
+
+    With d[i,t] = old_log_prob[i,t] - rollout_log_prob[i,t] (log pi_old / pi_rollout of the sampled token), exponents
+    clamped to [-20, 20] as verl does:
+      token:    w[i,t] = min(exp(d[i,t]), cap)                              truncated IS, one weight per token
+      sequence: w[i,t] = min(exp(sum_t' d[i,t']), cap) for every token of sample i: one weight per sample, from the
+                ratio of the whole response's probabilities
+      mask:     w[i,t] = exp(d[i,t]) if lower <= exp(d[i,t]) <= cap, else 0  (IcePop): a token whose ratio leaves the
+                bounds is dropped from the policy loss instead of being truncated
+    Zero on padding, no gradient. The weights multiply each token's policy loss (`policy_loss`, `gspo_policy_loss`);
+    the token still counts in the loss's denominators. This is verl's algorithm.rollout_correction with
+    rollout_is=token, sequence, or token with rollout_is_threshold="<lower>_<cap>" (compute_rollout_correction_weights).
+
+    Metrics (floats): rollout_is_weight_mean, the mean weight over valid tokens; for token and sequence
+    rollout_is_capped_frac, the share of valid tokens (token) or of samples with a valid token (sequence) whose ratio
+    exceeds cap; for mask rollout_is_masked_frac, the share of valid tokens whose ratio is outside [lower, cap].
+    """
+    if mode not in ROLLOUT_IS_MODES:
+        raise ValueError(f"rollout_is={mode!r} is not one of {ROLLOUT_IS_MODES}")
+    if mode == "mask" and (lower is None or not 0 < lower <= cap):
+        raise ValueError(f"rollout_is='mask' needs 0 < lower <= cap; got lower={lower}, cap={cap}")
+    valid = response_mask.bool()  # (B, T)
+    zero = torch.zeros((), dtype=old_log_prob.dtype, device=old_log_prob.device)
+    with torch.no_grad():
+        log_ratio = torch.where(valid, old_log_prob.detach() - rollout_log_prob.detach(), zero)  # (B, T)
+        tokens = valid.sum().clamp(min=1)
+        metrics: dict[str, float] = {}
+        if mode == "sequence":
+            log_seq = log_ratio.sum(dim=-1)  # (B,) log of the whole response's ratio
+            seq_weight = torch.exp(log_seq.clamp(-_LOG_RATIO_CLAMP, _LOG_RATIO_CLAMP)).clamp(max=cap)
+            weights = torch.where(valid, seq_weight.unsqueeze(-1), zero)
+            samples = valid.any(dim=-1)  # (B,) samples with a token
+            metrics["rollout_is_capped_frac"] = float(((log_seq > math.log(cap)) & samples).sum()
+                                                      / samples.sum().clamp(min=1))
+        else:
+            raw = torch.exp(log_ratio.clamp(-_LOG_RATIO_CLAMP, _LOG_RATIO_CLAMP))  # (B, T)
+            if mode == "token":
+                weights = torch.where(valid, raw.clamp(max=cap), zero)
+                metrics["rollout_is_capped_frac"] = float(((raw > cap) & valid).sum() / tokens)
+            else:
+                outside = (raw < lower) | (raw > cap)
+                weights = torch.where(valid & ~outside, raw, zero)
+                metrics["rollout_is_masked_frac"] = float((outside & valid).sum() / tokens)
+        metrics["rollout_is_weight_mean"] = float(weights.sum() / tokens)
+    return weights, metrics
+
+
 def rollout_log_prob_check(rollout_log_probs: Sequence[Sequence[float] | None], old: list[torch.Tensor],
-                           use_rollout_log_probs: bool, cap: float) -> tuple[dict, list | None]:
+                           use_rollout_log_probs: bool, cap: float, mode: str = "token",
+                           lower: float | None = None) -> tuple[dict, list | None]:
     """How far the engine's log-probs (one list per sample, `Sample.rollout_log_probs`) are from the policy's (old)
-    ones (R_i,) over a step's sampled tokens, and, with
-    `use_rollout_log_probs` (rollout.use_rollout_log_probs), the truncated importance weights min(exp(old - rollout),
-    cap) per token (cap: rollout.rollout_is_cap).
+    ones (R_i,) over a step's sampled tokens, and, with `use_rollout_log_probs` (rollout.use_rollout_log_probs), the
+    importance weights of `rollout_is_weights` per token of each sample (R_i,) with their metrics (mode:
+    rollout.rollout_is, cap: rollout.rollout_is_cap, lower: rollout.rollout_is_threshold_lower).
 
     With an exact weight sync the gap is float noise (< 1e-3 on CPU float32); a large one means the engine
     sampled from other weights or another distribution. Engines without log-probs (HF) report nothing."""
     if not rollout_log_probs or any(lp is None for lp in rollout_log_probs):
         return {}, None
-    gaps = [old[i] - torch.tensor(lp, device=old[i].device, dtype=old[i].dtype)
-            for i, lp in enumerate(rollout_log_probs)]  # (R_i,) each: old - rollout
+    engine = [torch.tensor(lp, device=old[i].device, dtype=old[i].dtype) for i, lp in enumerate(rollout_log_probs)]
+    gaps = [o - e for o, e in zip(old, engine)]  # (R_i,) each: old - rollout
     flat = torch.cat(gaps)
     if flat.numel() == 0:
         return {}, None
     out = {"rollout_logprob_diff_max": float(flat.abs().max()), "rollout_logprob_diff_mean": float(flat.abs().mean())}
     if not use_rollout_log_probs:
         return out, None
-    weights = [torch.exp(g).clamp(max=cap) for g in gaps]
-    out["rollout_is_weight_mean"] = float(torch.cat(weights).mean())
-    out["rollout_is_capped_frac"] = float((torch.exp(flat) > cap).float().mean())
-    return out, weights
+    lengths = [len(g) for g in gaps]
+    mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(g) for g in gaps], batch_first=True)  # (B, T)
+    weights, metrics = rollout_is_weights(torch.nn.utils.rnn.pad_sequence(list(old), batch_first=True),
+                                          torch.nn.utils.rnn.pad_sequence(engine, batch_first=True), mask,
+                                          mode=mode, cap=cap, lower=lower)
+    out.update(metrics)
+    return out, [weights[i, :n] for i, n in enumerate(lengths)]

@@ -315,3 +315,12 @@ def score_response(compute_score: Callable, text: str, row: dict, reward_mode: s
         return Scored(0.0, False, True, "judge_error", {"error": f"{type(exc).__name__}: {exc}"})
     judge_error = bool(out.get("judge_error")) or out.get("status") == "judge_error"
     return Scored(float(out["score"]), out.get("status") == "accepted", judge_error, str(out.get("status", "")), out)
+
+
+def overlong_penalty(length: int, max_length: int, buffer_len: int, factor: float = 1.0) -> float:
+    """DAPO's soft overlong punishment (reward.overlong=soft), added to a response's reward: 0 for a response of at
+    most max_length - buffer_len tokens, then linear in the tokens past that point, reaching -factor at max_length
+    (the generation budget, which no response exceeds). The same formula as verl's DAPO reward manager
+    (overlong_buffer: len, penalty_factor)."""
+    free = max_length - buffer_len  # tokens a response may use without penalty
+    return min(0.0, (free - length) / buffer_len * factor)

@@ -1,10 +1,15 @@
 """Metrics of a training run: one console line per step, `metrics.jsonl`, and MLflow.
 
-MLflow defaults to a local sqlite file in the run's output directory (`sqlite:///DIR/mlflow.db`; browse it with
-`mlflow ui --backend-store-uri sqlite:///DIR/mlflow.db`). Any tracking URI works, including a SageMaker managed
-MLflow tracking server ARN (`arn:aws:sagemaker:REGION:ACCOUNT:mlflow-tracking-server/NAME`), which needs the
-`sagemaker-mlflow` package. A resumed run appends to the same MLflow run and rewrites `metrics.jsonl` from the
-resumed step on, so each step appears once.
+MLflow defaults to a local sqlite file in the run's output directory (`sqlite:///DIR/mlflow.db`, its artifacts in
+DIR/mlartifacts; browse it with `mlflow ui --backend-store-uri sqlite:///DIR/mlflow.db`). Any tracking URI works,
+including a SageMaker managed MLflow tracking server ARN
+(`arn:aws:sagemaker:REGION:ACCOUNT:mlflow-tracking-server/NAME`), which needs the `sagemaker-mlflow` package. A
+resumed run appends to the same MLflow run and rewrites `metrics.jsonl` from the resumed step on, so each step
+appears once.
+
+A few of each step's samples (response, verdicts, reward, advantage: `codefu_helpers.samples`) go to `samples.jsonl`
+beside the metrics, resumed the same way, and to MLflow as one artifact per step, `samples/step_000012.jsonl` (a
+redone step replaces its own).
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .samples import SAMPLES_FILE, append_samples, keep_steps_up_to, to_jsonl
+
+ARTIFACTS_DIR = "mlartifacts"  # beside a local sqlite store's database: the runs' artifacts (samples/...)
 CONSOLE_FIELDS = (("reward_mean", "reward", "{:.3f}"), ("pass_rate", "pass", "{:.2f}"),
                   ("response_length_mean", "len", "{:.0f}"), ("kl", "kl", "{:.4f}"),
                   ("judge_errors", "judge_err", "{:.0f}"), ("step_seconds", "", "{:.1f}s"))
@@ -30,7 +38,8 @@ def console_line(step: int, total: int, metrics: dict[str, float]) -> str:
 
 
 class RunLogger:
-    """Writes each step's metrics to the console, DIR/metrics.jsonl and MLflow (unless tracking_uri is "none")."""
+    """Writes each step's metrics to the console, DIR/metrics.jsonl and MLflow (unless tracking_uri is "none"), and
+    the step's sample records (`log_samples`) to DIR/samples.jsonl and MLflow."""
 
     def __init__(self, output_dir: str | Path, experiment: str = "codefu-grpo", tracking_uri: str | None = None,
                  run_name: str | None = None, params: dict[str, Any] | None = None, resume_from_step: int | None = None,
@@ -46,6 +55,7 @@ class RunLogger:
             self._truncate_after(resume_from_step)
         elif self.metrics_path.exists():
             self.metrics_path.unlink()
+        keep_steps_up_to(self.output_dir, resume_from_step or 0)  # samples.jsonl: the same steps as metrics.jsonl
         self.mlflow = None
         self.run_id = None
         uri = tracking_uri or f"sqlite:///{(self.output_dir / 'mlflow.db').resolve()}"
@@ -64,8 +74,7 @@ class RunLogger:
         os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
         import mlflow
 
-        mlflow.set_tracking_uri(uri)
-        mlflow.set_experiment(experiment)
+        set_experiment(uri, experiment)
         if run_id is not None and mlflow.tracking.MlflowClient().search_runs(
                 [mlflow.get_experiment_by_name(experiment).experiment_id], f"attributes.run_id = '{run_id}'") == []:
             # the checkpoint's run is not in this store: a restarted SageMaker job's local database is new (the output
@@ -100,6 +109,15 @@ class RunLogger:
                        if k != "step" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
             self.mlflow.log_metrics(numeric, step=step)
 
+    def log_samples(self, step: int, records: list[dict]) -> None:
+        """A step's sample records (`samples.step_records`): appended to DIR/samples.jsonl, and the MLflow artifact
+        samples/step_NNNNNN.jsonl."""
+        if not records:
+            return
+        append_samples(self.output_dir, records)
+        if self.mlflow is not None:
+            self.mlflow.log_text(to_jsonl(records), f"{Path(SAMPLES_FILE).stem}/step_{step:06d}.jsonl")
+
     def log_artifact(self, path: str | Path) -> None:
         if self.mlflow is not None:
             self.mlflow.log_artifact(str(path))
@@ -108,6 +126,18 @@ class RunLogger:
         if self.mlflow is not None:
             self.mlflow.end_run(status=status)
             self.mlflow = None
+
+
+def set_experiment(uri: str, experiment: str) -> None:
+    """Points MLflow at `uri` and `experiment`, creating it if needed. A new experiment in a local sqlite store keeps
+    its artifacts beside the database (DIR/mlartifacts), not in MLflow's default ./mlruns of the working directory."""
+    import mlflow
+
+    mlflow.set_tracking_uri(uri)
+    if uri.startswith("sqlite:///") and mlflow.get_experiment_by_name(experiment) is None:
+        artifacts = Path(uri.removeprefix("sqlite:///")).parent / ARTIFACTS_DIR
+        mlflow.create_experiment(experiment, artifact_location=artifacts.resolve().as_uri())
+    mlflow.set_experiment(experiment)
 
 
 def read_metrics(output_dir: str | Path) -> list[dict]:

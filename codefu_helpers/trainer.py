@@ -2,10 +2,14 @@
 
 One step, top to bottom (`GRPOTrainer.step`):
 
-    1. take the next `train_batch_size` problems (a seeded permutation per epoch: the data position is the step)
+    1. take the next `train_batch_size` problems (a seeded permutation per epoch, read from the data position)
     2. rollout: n samples per prompt (rollout.backend: HF generate, or a vLLM engine in each worker)
     3. reward: every sample through the sandboxed judge, concurrently, starting while generation goes on;
-       samples whose judging failed are *excluded* (and counted), never trained on as reward 0
+       samples whose judging failed are *excluded* (and counted), never trained on as reward 0; reward.overlong
+       excludes responses cut at the budget the same way (filter) or adds DAPO's length penalty (soft). With
+       algorithm.dynamic_sampling, groups that carry no gradient (all rewards equal) are dropped and further rounds
+       generate for the next problems until the batch is full or the rounds run out (2 and 3 repeat); the problems
+       those rounds draw advance the data position, which checkpoints keep
     4. old (and reference) log-probs, and with a critic (PPO) its values, all before any update of the step
     5. advantages per token (`estimators.outcome_advantages`, algorithm.adv_estimator): grpo (group-relative, or
        Dr.GRPO without the std), rloo (leave-one-out), reinforce_plus_plus (whitened return-to-go), gae (GAE on the
@@ -16,8 +20,9 @@ One step, top to bottom (`GRPOTrainer.step`):
        mini-batches, each split into micro-batches whose gradients accumulate, clipped, one optimizer step per
        mini-batch; then the new weights go to the rollout engine (vLLM: streamed in, and the next step's log-prob gap
        checks they arrived exactly)
-    7. metrics (console line, metrics.jsonl, MLflow), checkpoint every `save_every` steps, after the first step that
-       ends `save_every_minutes` after the last save, and at the end
+    7. metrics (console line, metrics.jsonl, MLflow) and a few samples with their verdicts, rewards and advantages
+       (samples.jsonl, MLflow; `codefu_helpers.samples`), checkpoint every `save_every` steps, after the first step
+       that ends `save_every_minutes` after the last save, and at the end
 
 This loop is the controller. The model, its reference, the optimizer and the rollout engine live in the workers
 (`codefu_helpers.workers`): one worker in this process when trainer.nnodes x trainer.gpus_per_node = 1, else one
@@ -38,6 +43,7 @@ already taken is refused, any other change is printed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -53,8 +59,9 @@ from .checkpoint import (MODEL_DIR, TRAINING_RECORD, TrainerState, latest_checkp
                          skipped_checkpoints, write_checkpoint)
 from .config import ConfigError, check_native_trainer
 from .policy_ops import pack
-from .reward import Scored
+from .reward import Scored, overlong_penalty
 from .rollout import Group, Sample, SamplingParams
+from .samples import step_records
 from .workers import build_worker_group
 from .workers.interrupt import StepAbandoned
 
@@ -97,6 +104,7 @@ class GRPOTrainer:
         self.tokenizer = self.workers.tokenizer
         self.logger = logger
         self.step_done = 0  # optimizer steps completed (== training steps)
+        self.extra_problems = 0  # problems drawn by dynamic-sampling rounds beyond train_batch_size per step, so far
         self.resumed_run_id: str | None = None  # MLflow run of the checkpoint `resume` loaded
         self.last_step: dict[str, Any] = {}  # the latest step's samples, verdicts and advantages (for inspection)
 
@@ -133,16 +141,25 @@ class GRPOTrainer:
 
     # -- data ------------------------------------------------------------------------------------------
 
-    def batch_rows(self, step: int) -> list[dict]:
-        """The problems of training step `step` (0-based): a seeded permutation per epoch."""
-        size = self.cfg.data.train_batch_size
+    def rows_at(self, position: int, count: int) -> list[dict]:
+        """`count` problems of the data order from `position` on: a seeded permutation of the problems per epoch."""
         n = len(self.rows)
         out = []
-        for position in range(step * size, (step + 1) * size):
-            epoch, offset = divmod(position, n)
+        for p in range(position, position + count):
+            epoch, offset = divmod(p, n)
             order = np.random.default_rng([self.seed, epoch]).permutation(n) if self.cfg.data.shuffle else np.arange(n)
             out.append(self.rows[int(order[offset])])
         return out
+
+    def data_position(self, step: int) -> int:
+        """Problems of the data order consumed before step `step` (0-based): data.train_batch_size per step, plus
+        those the dynamic-sampling rounds of the steps before drew beyond it (`extra_problems`, kept in checkpoints
+        as part of their data_position, so a resumed run continues at the same problem)."""
+        return step * self.cfg.data.train_batch_size + self.extra_problems
+
+    def batch_rows(self, step: int) -> list[dict]:
+        """The problems of training step `step` (0-based), of its first generation round."""
+        return self.rows_at(self.data_position(step), self.cfg.data.train_batch_size)
 
     # -- one step --------------------------------------------------------------------------------------
 
@@ -156,32 +173,81 @@ class GRPOTrainer:
         tmp.replace(path)
 
     def step(self, step: int) -> dict[str, float]:
-        cfg = self.cfg
+        cfg, alg = self.cfg, self.cfg.algorithm
         start = time.perf_counter()
         self._status(step + 1, "rollout")
-        rows = self.batch_rows(step)
-        params = sampling_params(cfg, seed=self.seed * 100_003 + step)
+        size = cfg.data.train_batch_size
+        position = self.data_position(step)
+        cap = alg.dynamic_sampling_max_rounds if alg.dynamic_sampling else 0  # extra rounds allowed (None: no cap)
 
-        # 2 + 3: each worker generates its share of the prompts; the judge scores each sample as soon as it exists
+        # 2 + 3: generation rounds. Each worker generates its share of the prompts; the judge scores each sample as
+        # soon as it exists. Without dynamic sampling: one round of train_batch_size problems. With it, each further
+        # round takes the next problems of the data order, twice as many as informative groups are still missing
+        # (verl refills likewise), until train_batch_size groups carry a gradient, the cap of extra rounds is reached,
+        # or (no cap) the step has drawn as many problems as there are
         self.workers.take_timing()
-        t0 = time.perf_counter()
-        groups, judged = self.workers.generate(rows, cfg.rollout.n, params)
-        t_generate = time.perf_counter() - t0
-        results = self.workers.judge.results([handle for _, _, handle in judged], cfg.trainer.worker_timeout_s,
-                                             should_stop=self.workers.stop_requested)
-        t_reward = time.perf_counter() - t0 - t_generate
+        rows, groups, samples, group_ids, results, keep = [], [], [], [], [], []
+        informative: list[int] = []  # groups (indices into `rows`) that carry a gradient, in order
+        t_generate = t_reward = 0.0
+        rounds = 0
+        while True:
+            if rounds == 0:
+                count = size
+            else:  # twice the missing groups; without a cap, no more than one pass over the problems in all
+                count = 2 * (size - len(informative))
+                count = count if cap is not None else min(count, len(self.rows) - len(rows))
+            last_round = rounds == cap  # only then is the step's weight sync known to come next
+            params = sampling_params(cfg, seed=self.seed * 100_003 + step + rounds * ROUND_SEED_STRIDE)
+            round_rows = self.rows_at(position + len(rows), count)
+            t0 = time.perf_counter()
+            round_groups, judged = self.workers.generate(round_rows, cfg.rollout.n, params, last_round=last_round)
+            t1 = time.perf_counter()
+            round_results = self.workers.judge.results([handle for _, _, handle in judged],
+                                                       cfg.trainer.worker_timeout_s,
+                                                       should_stop=self.workers.stop_requested)
+            t_generate += t1 - t0
+            t_reward += time.perf_counter() - t1
+            round_samples = [s for _, s, _ in judged]
+            round_ids = [len(rows) + g for g, _, _ in judged]  # groups are labelled by their row in `rows`
+            round_results = self._shaped_rewards(round_samples, round_results)
+            round_keep = [self._keeps(s, r) for s, r in zip(round_samples, round_results)]
+            rows += round_rows
+            groups += round_groups
+            samples += round_samples
+            group_ids += round_ids
+            results += round_results
+            keep += round_keep
+            rounds += 1
+            if not alg.dynamic_sampling:
+                break
+            informative += estimators.informative_groups(round_ids, [r.score for r in round_results], round_keep)
+            if len(informative) >= size or last_round or (cap is None and len(rows) >= len(self.rows)):
+                break
 
-        samples = [s for _, s, _ in judged]
-        group_ids = [g for g, _, _ in judged]
-        keep = [0.0 if r.judge_error or not s.response_ids else 1.0 for s, r in zip(samples, results)]
-        metrics = self._rollout_metrics(groups, samples, results)
-        metrics["adv_estimator"] = cfg.algorithm.adv_estimator
-        if cfg.algorithm.adv_estimator in ("grpo", "rloo"):  # the estimators whose baseline is the group
+        metrics = self._rollout_metrics(groups, samples, results)  # over every sample generated in the step
+        metrics.update(self._group_metrics(samples, group_ids, results, keep))
+        generated = {"samples": samples, "group_ids": group_ids, "results": results, "keep": keep}
+        if alg.dynamic_sampling:
+            # the batch: the first train_batch_size informative groups; later ones are surplus (verl discards them too)
+            chosen = set(informative[:size])
+            metrics.update(generation_rounds=rounds, problems_drawn=len(rows), groups_trained=len(chosen),
+                           groups_dropped=len(set(group_ids)) - len(informative),
+                           groups_surplus=len(informative) - len(chosen),
+                           dynamic_sampling_short=float(len(chosen) < size))  # the cap ended the step's rounds
+            picked = [i for i, g in enumerate(group_ids) if g in chosen]
+            samples = [samples[i] for i in picked]
+            results = [results[i] for i in picked]
+            keep = [keep[i] for i in picked]
+            group_ids = [group_ids[i] for i in picked]
+        metrics["adv_estimator"] = alg.adv_estimator
+        if alg.adv_estimator in ("grpo", "rloo"):  # the estimators whose baseline is the group
             metrics["groups_without_baseline"] = grpo.groups_without_baseline(group_ids, keep)
         metrics["time_generate"] = t_generate
         metrics["time_reward_wait"] = t_reward
         metrics["rollout_backend"] = self.workers.backend
-        self.last_step = {"rows": rows, "samples": samples, "group_ids": group_ids, "results": results, "keep": keep}
+        # what trains (with dynamic sampling the kept groups; group ids index `rows`), and everything generated
+        self.last_step = {"rows": rows, "samples": samples, "group_ids": group_ids, "results": results, "keep": keep,
+                          "generated": generated}
 
         # the whitening estimators need two response tokens that count to measure a spread
         whitened = cfg.algorithm.adv_estimator in ("gae", "reinforce_plus_plus")
@@ -195,6 +261,10 @@ class GRPOTrainer:
                 metrics["time_weight_sync"] = time.perf_counter() - t0
         else:
             metrics["skipped_update"] = 1.0
+        if not metrics.get("optimizer_steps") and self.workers.backend == "vllm" and cfg.rollout.enable_sleep_mode:
+            self.workers.sync_weights()  # the engines dropped their weights after the last round (level 2): refill them
+        if alg.dynamic_sampling:
+            self.extra_problems += len(rows) - size  # the step is done: its extra problems are consumed
         metrics["step_seconds"] = time.perf_counter() - start
         timing = self.workers.take_timing()
         metrics["time_orchestration"] = timing["wall"] - timing["busy"]  # worker calls beyond the slowest worker's work
@@ -203,6 +273,41 @@ class GRPOTrainer:
             metrics["ray_nodes"] = self.workers.ray_nodes
         metrics["tokens_per_second"] = metrics["response_tokens"] / max(metrics["time_generate"], 1e-9)
         return metrics
+
+    def _shaped_rewards(self, samples: list[Sample], results: list[Scored]) -> list[Scored]:
+        """reward.overlong=soft: DAPO's overlong penalty added to each judged sample's score (judge failures stay as
+        they are: they are never rewards); otherwise the results unchanged."""
+        rw = self.cfg.reward
+        if rw.overlong != "soft":
+            return results
+        return [r if r.judge_error else dataclasses.replace(r, score=r.score + overlong_penalty(
+            len(s.response_ids), self.cfg.data.max_response_length, rw.overlong_buffer_len, rw.overlong_penalty_factor))
+            for s, r in zip(samples, results)]
+
+    def _keeps(self, sample: Sample, result: Scored) -> float:
+        """1.0 for a sample that trains; 0.0 for one excluded from the loss and from its group's baseline: a judge
+        failure, an empty response, and with reward.overlong=filter a response cut at the budget."""
+        truncated = self.cfg.reward.overlong == "filter" and sample.finish_reason == "length"
+        return 0.0 if result.judge_error or not sample.response_ids or truncated else 1.0
+
+    def _group_metrics(self, samples: list[Sample], group_ids: list[int], results: list[Scored],
+                       keep: list[float]) -> dict:
+        """Per group of the generated samples: how many had every / no valid sample solve the problem; with
+        reward.overlong, how many samples it filtered or penalised."""
+        rw = self.cfg.reward
+        valid = [not r.judge_error for r in results]
+        all_solved, none_solved = estimators.solved_groups(group_ids, [r.passed for r in results], valid)
+        out = {"groups_all_solved": all_solved, "groups_none_solved": none_solved}
+        if rw.overlong == "filter":  # truncated samples that only the filter kept out of the loss
+            out["overlong_filtered"] = sum(1 for s, r in zip(samples, results)
+                                           if s.finish_reason == "length" and s.response_ids and not r.judge_error)
+        elif rw.overlong == "soft":
+            penalties = [overlong_penalty(len(s.response_ids), self.cfg.data.max_response_length,
+                                          rw.overlong_buffer_len, rw.overlong_penalty_factor)
+                         for s, ok in zip(samples, valid) if ok]
+            out["overlong_penalty_mean"] = float(np.mean(penalties)) if penalties else 0.0
+            out["overlong_penalised"] = sum(1 for p in penalties if p < 0)
+        return out
 
     def _rollout_metrics(self, groups: list[Group], samples: list[Sample], results: list[Scored]) -> dict:
         valid = [r for r in results if not r.judge_error]
@@ -237,7 +342,8 @@ class GRPOTrainer:
         t_logprob = time.perf_counter() - t0
         rollout_check, is_weights = grpo.rollout_log_prob_check([s.rollout_log_probs for s in samples], old,
                                                                 cfg.rollout.use_rollout_log_probs,
-                                                                cfg.rollout.rollout_is_cap)
+                                                                cfg.rollout.rollout_is_cap, cfg.rollout.rollout_is,
+                                                                cfg.rollout.rollout_is_threshold_lower)
         metrics: dict[str, Any] = {}
         mask = pack(samples, 0, "cpu").response_mask * kept[:, None]  # (B, T): response tokens that count
         values = returns = None
@@ -357,13 +463,15 @@ class GRPOTrainer:
                              "this trainer wrote it; resume with that version, or train into a new output dir")
         self.workers.load(path)  # resharded onto this run's workers, then synced into their rollout engines
         self.step_done = state.step
+        # what dynamic-sampling rounds drew beyond train_batch_size per step (0 for a run without them)
+        self.extra_problems = state.data_position - state.step * self.cfg.data.train_batch_size
         self.resumed_run_id = state.mlflow_run_id
         print(f"resumed from {path} (step {state.step}; saved by {state.world_size} worker(s), continuing on "
               f"{self.workers.world_size})", flush=True)
         return state.step
 
     def save(self, step: int) -> Path:
-        state = TrainerState(step=step, data_position=step * self.cfg.data.train_batch_size,
+        state = TrainerState(step=step, data_position=self.data_position(step),
                              mlflow_run_id=getattr(self.logger, "run_id", None), config=self.cfg.to_dict(),
                              world_size=self.workers.world_size)
         return write_checkpoint(self.checkpoint_root, state, self.workers.save, keep_last=self.cfg.checkpoint.keep_last)
@@ -422,6 +530,7 @@ class GRPOTrainer:
             history.append({"step": step + 1, **metrics})
             if self.logger is not None:
                 self.logger.log(step + 1, total, metrics)
+                self.logger.log_samples(step + 1, step_records(step + 1, self.last_step, cfg.tracking.samples_logged))
             if stopping:
                 self._status(step + 1, "stopped")
                 return history
@@ -463,6 +572,7 @@ def _is_step(checkpoint: Path | None, step: int) -> bool:
 
 
 STATUS_FILE = "status.json"  # <output_dir>/status.json: the step in progress and its phase
+ROUND_SEED_STRIDE = 10_000_019  # dynamic-sampling round r of a step samples with the step's seed + r * stride
 CRITIC_EXPORT_DIR = "critic"  # <output_dir>/critic: the trained critic of a PPO run, beside <output_dir>/model
 
 

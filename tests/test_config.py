@@ -238,6 +238,55 @@ def test_config_choices_match_the_grpo_module():
     hints = typing.get_type_hints(AlgorithmConfig)
     assert set(typing.get_args(hints["loss_agg_mode"])) == set(grpo.LOSS_AGG_MODES)
     assert set(typing.get_args(hints["kl_estimator"])) == set(grpo.KL_ESTIMATORS)
+    assert typing.get_args(hints["loss_mode"]) == grpo.POLICY_LOSS_MODES
+    from codefu_helpers.config import RolloutConfig
+
+    assert typing.get_args(typing.get_type_hints(RolloutConfig)["rollout_is"]) == grpo.ROLLOUT_IS_MODES
+
+
+_IS = {"rollout.backend": "vllm", "rollout.use_rollout_log_probs": True}
+
+
+@pytest.mark.parametrize("overrides, fragment", [
+    ({"rollout.rollout_is": "sequence"}, "rollout.rollout_is='sequence' picks how the engine's log-probs weight"),
+    ({"rollout.backend": "vllm", "rollout.rollout_is": "mask"}, "only with rollout.use_rollout_log_probs=true"),
+    ({**_IS, "rollout.rollout_is_threshold_lower": 0.2}, "rollout.rollout_is_threshold_lower=0.2 is read only with "
+                                                         "rollout.rollout_is=mask"),
+    ({**_IS, "rollout.rollout_is": "mask", "rollout.rollout_is_threshold_lower": 1.5},
+     "rollout.rollout_is_threshold_lower=1.5 must be in (0, 1]"),
+    ({**_IS, "rollout.rollout_is": "mask", "rollout.rollout_is_threshold_lower": 0.0},
+     "rollout.rollout_is_threshold_lower=0.0 must be in (0, 1]"),
+    ({"algorithm.loss_mode": "gspo", "algorithm.clip_ratio_c": 10.0},
+     "algorithm.clip_ratio_c=10.0 is read only by algorithm.loss_mode=vanilla (GSPO has no dual-clip)"),
+    ({"algorithm.loss_mode": "gspo", "algorithm.clip_ratio_c": None}, "algorithm.clip_ratio_c=None is read only by"),
+], ids=["sequence-without-log-probs", "mask-without-log-probs", "lower-without-mask", "lower-above-1", "lower-zero",
+        "gspo-dual-clip", "gspo-no-dual-clip"])
+def test_loss_mode_and_rollout_is_keys_that_would_be_ignored_or_make_no_sense_are_refused(overrides, fragment):
+    for engine in ("native", "verl"):  # before anything loads, whichever engine runs
+        cfg = ExperimentConfig().with_overrides({"rollout.backend": "vllm", **overrides, "trainer.engine": engine})
+        assert fragment in _only_problem(cfg), engine
+
+
+def test_rollout_is_needs_the_engines_log_probs_so_hf_refuses_it():
+    from codefu_helpers.config import native_trainer_problems
+
+    hf = ExperimentConfig().with_overrides({"rollout.use_rollout_log_probs": True, "rollout.rollout_is": "mask"})
+    problems = native_trainer_problems(hf)
+    assert any("rollout.rollout_is='mask' applies to vLLM only" in p for p in problems), problems
+    assert any("rollout.use_rollout_log_probs=True applies to vLLM only" in p for p in problems), problems
+    assert set(problems) <= set(_problems(hf))
+
+
+@pytest.mark.parametrize("overrides", [
+    {"algorithm.loss_mode": "gspo", "algorithm.clip_ratio_low": 3e-4, "algorithm.clip_ratio_high": 4e-4,
+     "algorithm.loss_agg_mode": "seq-mean-token-mean"},
+    {**_IS, "rollout.rollout_is": "sequence", "rollout.rollout_is_cap": 5.0},
+    {**_IS, "rollout.rollout_is": "mask", "rollout.rollout_is_threshold_lower": 0.8, "rollout.rollout_is_cap": 1.5},
+    {**_IS, "algorithm.loss_mode": "gspo", "rollout.rollout_is": "token"},
+], ids=["gspo-paper", "sequence", "mask", "gspo-token-is"])
+def test_loss_mode_and_rollout_is_combinations_that_run_are_accepted(overrides):
+    for engine in ("native", "verl"):
+        ExperimentConfig().with_overrides({"rollout.backend": "vllm", **overrides, "trainer.engine": engine}).validate()
 
 
 def test_derived_values_and_paths(tmp_path):

@@ -154,6 +154,26 @@ def test_summary_excludes_judge_errors_and_reports_k_only_where_n_allows():
         np.mean([n_at_k(2, 1, 1, 1, 2), n_at_k(3, 2, 0, 1, 2)]))
 
 
+@pytest.mark.slow  # MLflow creates its sqlite schema: ~10 s
+def test_saved_evaluations_go_to_one_mlflow_run_with_their_samples(tmp_path):
+    import mlflow
+
+    from codefu_helpers.evaluate import Evaluation, log_evaluations
+
+    samples = frame([("a", "easy", "OK", True), ("a", "easy", "WA", True), ("b", "hard", "TLE", False),
+                     ("b", "hard", "JUDGE_ERROR", False)])
+    Evaluation(samples, summarize(samples, EvalConfig(n_samples=2, ks=(1, 2), n_bootstrap=20))).save(tmp_path / "base")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    run_id = log_evaluations({"base": tmp_path / "base"}, uri, experiment="eval-test", run_name="05")
+    client = mlflow.tracking.MlflowClient(tracking_uri=uri)
+    metrics = client.get_run(run_id).data.metrics
+    assert metrics["base/pass_at_1"] == pytest.approx(0.25) and metrics["base/judge_errors"] == 1  # b: 0 of 1 valid
+    assert sorted(a.path for a in client.list_artifacts(run_id, "base")) == \
+        ["base/samples.parquet", "base/summary.json"]
+    local = client.download_artifacts(run_id, "base/samples.parquet", str(tmp_path / "down"))
+    assert pd.read_parquet(local)["verdict"].tolist() == samples["verdict"].tolist()
+
+
 def test_compare_is_paired_and_reports_the_direction():
     base = frame([(p, "easy", v, True) for p, v in [("a", "WA"), ("a", "WA"), ("b", "OK"), ("b", "WA"),
                                                      ("c", "WA"), ("c", "WA"), ("d", "OK"), ("d", "OK")]])

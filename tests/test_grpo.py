@@ -387,6 +387,190 @@ def test_one_gradient_step_makes_high_advantage_samples_more_likely():
 
 
 # ----------------------------------------------------------------------------------------------------
+# GSPO: one clipped ratio per sample
+
+
+def _gspo_case(seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    mask = torch.ones(5, 7, dtype=torch.bool)
+    mask[1, 4:] = False
+    mask[3, 2:] = False
+    old = -torch.rand(5, 7, generator=gen) * 3
+    new = old + 0.4 * torch.randn(5, 7, generator=gen)
+    new[2] = old[2] + 1e-5  # close to on-policy: inside even a tiny clip range
+    adv = grpo.token_advantages(torch.tensor([1.0, 0.5, 2.0, -1.5, -0.7]), mask)
+    return new, old, adv, mask
+
+
+def _sequence_ratio(new, old, mask):
+    """(B,) exp(mean over each sample's tokens of (new - old)): the geometric mean of its token ratios."""
+    return torch.stack([torch.exp((new[i][mask[i]] - old[i][mask[i]]).mean()) for i in range(len(mask))])
+
+
+def test_gspo_loss_is_the_clipped_sequence_ratio_times_the_advantage_per_token():
+    new, old, adv, mask = _gspo_case()
+    s = _sequence_ratio(new, old, mask)[:, None].expand_as(adv)  # (B, T)
+    low, high = 0.05, 0.08
+    direct = torch.maximum(-adv * s, -adv * s.clamp(1 - low, 1 + high))[mask].mean()  # token-mean by hand
+    loss, metrics = grpo.gspo_policy_loss(new, old, adv, mask, clip_ratio_low=low, clip_ratio_high=high)
+    assert loss.item() == pytest.approx(direct.item(), rel=1e-6)
+    clipped = (-adv * s.clamp(1 - low, 1 + high) > -adv * s)[mask].float().mean()
+    assert 0 < clipped < 1 and metrics["pg_clipfrac"].item() == pytest.approx(clipped.item())
+    assert metrics["ppo_kl"].item() == pytest.approx((old - new)[mask].mean().item(), rel=1e-5)
+    assert metrics["pg_clipfrac_lower"].item() == 0.0  # no dual-clip
+
+
+@pytest.mark.parametrize("low, high", [(3e-4, 4e-4), (0.2, 0.28)])
+def test_gspo_gradient_is_the_gradient_of_the_papers_sequence_objective(low, high):
+    """With seq-mean-token-mean, GSPO per token equals -mean_i min(s_i A_i, clip(s_i) A_i), s_i the geometric mean of
+    the sample's token ratios, in value and in gradient (also where the clip stops it)."""
+    new, old, adv, mask = _gspo_case(1)
+    a = adv[:, 0]
+    theirs = new.clone().requires_grad_(True)
+    s = torch.stack([torch.exp((theirs[i][mask[i]] - old[i][mask[i]]).mean()) for i in range(len(mask))])
+    objective = torch.minimum(s * a, s.clamp(1 - low, 1 + high) * a).mean()
+    (-objective).backward()
+    ours = new.clone().requires_grad_(True)
+    loss, _ = grpo.gspo_policy_loss(ours, old, adv, mask, clip_ratio_low=low, clip_ratio_high=high,
+                                    loss_agg_mode="seq-mean-token-mean")
+    loss.backward()
+    assert loss.item() == pytest.approx(-objective.item(), rel=1e-6)
+    assert torch.allclose(ours.grad, theirs.grad, atol=1e-7)
+    if low < 0.01:  # the paper's range: the clip stops some samples' gradient, not the near-on-policy one's
+        stopped = (ours.grad[mask] == 0).sum().item()
+        assert 0 < stopped < mask.sum().item() and torch.all(ours.grad[2] != 0)
+
+
+def test_gspo_ignores_padding_and_clamps_the_log_ratio_at_10():
+    new, old, adv, mask = _gspo_case(2)
+    runs = []
+    for garbage in (0.0, float("nan")):
+        noisy = torch.where(mask, new, garbage).requires_grad_(True)
+        loss, metrics = grpo.gspo_policy_loss(noisy, torch.where(mask, old, -garbage), adv, mask,
+                                              loss_agg_mode="seq-mean-token-mean")
+        loss.backward()
+        assert torch.all(noisy.grad[~mask] == 0)
+        runs.append((loss.detach(), noisy.grad[mask], metrics["ppo_kl"]))
+    assert all(torch.equal(x, y) for x, y in zip(*runs))
+    far = new.clone()
+    far[0] = old[0] + 15.0  # log s = 15 is clamped to 10: value e^10, no gradient
+    one_row = torch.zeros_like(adv)
+    one_row[0] = -1.0 * mask[0]  # only sample 0 counts, negative advantage: the unclipped term is the max
+    far.requires_grad_(True)
+    loss, _ = grpo.gspo_policy_loss(far, old, one_row, mask, loss_agg_mode="token-sum")
+    loss.backward()
+    assert loss.item() == pytest.approx(mask[0].sum().item() * math.exp(10.0), rel=1e-5)
+    assert torch.all(far.grad == 0)
+
+
+@pytest.mark.parametrize("fn", [grpo.policy_loss, grpo.gspo_policy_loss], ids=["vanilla", "gspo"])
+def test_rollout_is_weights_multiply_each_tokens_policy_loss_and_keep_the_denominator(fn):
+    """loss(w) = sum over tokens of w[i,t] * loss[i,t] (token-sum), each loss[i,t] the unweighted token's own; a token
+    of weight 0 gets no gradient but still counts in token-mean's denominator; the metrics stay unweighted."""
+    new, old, adv, mask = _gspo_case(3)
+    weights = torch.rand(new.shape, generator=torch.Generator().manual_seed(4)) * 2
+    weights[0, :3] = 0.0  # masked tokens
+    requires = new.clone().requires_grad_(True)
+    weighted, metrics = fn(requires, old, adv, mask, rollout_is_weights=weights, loss_agg_mode="token-sum")
+    weighted.backward()
+    per_token = {}
+    for i, j in mask.nonzero().tolist():
+        one_hot = torch.zeros_like(weights)
+        one_hot[i, j] = 1.0
+        per_token[i, j] = fn(new, old, adv, mask, rollout_is_weights=one_hot, loss_agg_mode="token-sum")[0].item()
+    assert weighted.item() == pytest.approx(sum(weights[i, j].item() * v for (i, j), v in per_token.items()), rel=1e-5)
+    assert sum(per_token.values()) == pytest.approx(fn(new, old, adv, mask, loss_agg_mode="token-sum")[0].item(),
+                                                    rel=1e-5)
+    # each token's loss depends on its own log-prob only (GSPO's sequence ratio enters without gradient)
+    plain = new.clone().requires_grad_(True)
+    fn(plain, old, adv, mask, loss_agg_mode="token-sum")[0].backward()
+    assert torch.allclose(requires.grad, weights * plain.grad, atol=1e-7) and torch.all(requires.grad[0, :3] == 0)
+    _, unweighted = fn(new, old, adv, mask)
+    assert metrics == unweighted
+    mean, _ = fn(new, old, adv, mask, rollout_is_weights=weights)
+    assert mean.item() == pytest.approx(weighted.item() / mask.sum().item(), rel=1e-6)
+
+
+def test_actor_loss_dispatches_on_loss_mode():
+    logits, ids, old, ref, adv, mask = _actor_inputs()
+    log_prob = grpo.token_log_probs(logits, ids)
+    gspo = grpo.actor_loss(log_prob, old, adv, mask, loss_mode="gspo", clip_ratio_high=0.28)
+    direct, _ = grpo.gspo_policy_loss(log_prob, old, adv, mask, clip_ratio_high=0.28)
+    assert gspo.metrics["pg_loss"].item() == direct.item()
+    vanilla = grpo.actor_loss(log_prob, old, adv, mask, clip_ratio_high=0.28)
+    assert vanilla.metrics["pg_loss"].item() == grpo.policy_loss(log_prob, old, adv, mask,
+                                                                 clip_ratio_high=0.28)[0].item()
+    with pytest.raises(ValueError, match=r"loss_mode='gpso' is not one of \('vanilla', 'gspo'\)"):
+        grpo.actor_loss(log_prob, old, adv, mask, loss_mode="gpso")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Rollout importance weights
+
+
+def _engine_gap():
+    old = torch.tensor([[-1.0, -0.5, -2.0, -1.0], [-0.2, -3.0, -1.0, -1.0], [-1.0, -1.0, -1.0, -1.0]])
+    gap = torch.tensor([[0.1, 0.9, -0.9, 0.0], [-0.3, 0.2, 30.0, 0.0], [0.0, 0.0, 0.0, 0.0]])  # old - rollout
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1], [0, 0, 0, 0]], dtype=torch.bool)  # the last sample is empty
+    return old, old - gap, gap, mask
+
+
+def test_token_importance_weights_are_truncated_ratios():
+    old, rollout, gap, mask = _engine_gap()
+    w, metrics = grpo.rollout_is_weights(old, rollout, mask, mode="token", cap=2.0)
+    ratios = [math.exp(min(g, 20.0)) for g in gap[mask].tolist()]  # exponents clamped at 20
+    assert w[mask].tolist() == pytest.approx([min(r, 2.0) for r in ratios], rel=1e-5)
+    assert torch.all(w[~mask] == 0)
+    assert metrics["rollout_is_weight_mean"] == pytest.approx(sum(min(r, 2.0) for r in ratios) / 7, rel=1e-5)
+    assert metrics["rollout_is_capped_frac"] == pytest.approx(sum(r > 2.0 for r in ratios) / 7)  # 0.9 and 30: 2 of 7
+
+
+def test_sequence_importance_weights_are_one_truncated_ratio_per_sample():
+    old, rollout, gap, mask = _engine_gap()
+    w, metrics = grpo.rollout_is_weights(old, rollout, mask, mode="sequence", cap=2.0)
+    first = math.exp(0.1 + 0.9 - 0.9)  # 1.105: below the cap
+    assert w[0, :3].tolist() == pytest.approx([first] * 3, rel=1e-5)
+    assert w[1].tolist() == pytest.approx([2.0] * 4)  # sum 29.9: capped
+    assert torch.all(w[~mask] == 0)
+    assert metrics["rollout_is_weight_mean"] == pytest.approx((3 * first + 4 * 2.0) / 7, rel=1e-5)
+    assert metrics["rollout_is_capped_frac"] == pytest.approx(1 / 2)  # of the two samples with tokens
+
+
+def test_masked_importance_weights_drop_tokens_outside_the_bounds():
+    old, rollout, gap, mask = _engine_gap()
+    w, metrics = grpo.rollout_is_weights(old, rollout, mask, mode="mask", cap=2.0, lower=0.5)
+    ratios = torch.exp(gap.clamp(max=20.0))
+    inside = (ratios >= 0.5) & (ratios <= 2.0) & mask  # exp(0.9) = 2.46, exp(-0.9) = 0.41 and exp(30) are outside
+    assert torch.allclose(w, torch.where(inside, ratios, torch.zeros(())), rtol=1e-5, atol=0)
+    assert inside.sum() == 4
+    assert metrics["rollout_is_masked_frac"] == pytest.approx(3 / 7)
+    assert metrics["rollout_is_weight_mean"] == pytest.approx(ratios[inside].sum().item() / 7, rel=1e-5)
+    assert "rollout_is_capped_frac" not in metrics
+
+
+def test_rollout_is_weights_refuse_unknown_modes_and_bounds():
+    old, rollout, _, mask = _engine_gap()
+    with pytest.raises(ValueError, match="rollout_is='seq' is not one of"):
+        grpo.rollout_is_weights(old, rollout, mask, mode="seq")
+    with pytest.raises(ValueError, match="needs 0 < lower <= cap; got lower=None"):
+        grpo.rollout_is_weights(old, rollout, mask, mode="mask")
+    with pytest.raises(ValueError, match="got lower=3.0, cap=2.0"):
+        grpo.rollout_is_weights(old, rollout, mask, mode="mask", lower=3.0)
+
+
+@pytest.mark.parametrize("mode", grpo.ROLLOUT_IS_MODES)
+def test_per_sample_check_gives_each_samples_weights_of_the_padded_computation(mode):
+    old, rollout, _, mask = _engine_gap()
+    lengths = mask.sum(-1).tolist()
+    metrics, per_sample = grpo.rollout_log_prob_check([rollout[i, :n].tolist() for i, n in enumerate(lengths)],
+                                                      [old[i, :n] for i, n in enumerate(lengths)], True, 2.0, mode, 0.5)
+    padded, expected = grpo.rollout_is_weights(old, rollout, mask, mode=mode, cap=2.0, lower=0.5)
+    assert [len(w) for w in per_sample] == lengths
+    assert all(torch.allclose(w, padded[i, :n]) for i, (w, n) in enumerate(zip(per_sample, lengths)))
+    assert {k: v for k, v in metrics.items() if k.startswith("rollout_is_")} == pytest.approx(expected)
+
+
+# ----------------------------------------------------------------------------------------------------
 # GPU tier: the same maths on CUDA (skipped without a GPU)
 
 

@@ -8,8 +8,11 @@ A missing .venv-job fails these tests; it never skips them.
 Grid: advantages (GRPO / Dr.GRPO x epsilon x group layouts incl. singletons, ties and interleaved uids),
 policy loss (clip ratios incl. clip-higher and an active dual-clip x every loss_agg_mode x local / mini-batch
 / data-parallel normalisers x bool / float masks, value and gradient), aggregation, every KL estimator
-(incl. the clamped regions, value and gradient), entropy and log-probs from logits, and the full actor loss
-(policy - entropy bonus + KL) with its gradient with respect to the logits.
+(incl. the clamped regions, value and gradient), entropy and log-probs from logits, the full actor loss
+(policy - entropy bonus + KL) with its gradient with respect to the logits, GSPO's loss (GSPO's and PPO's clip ranges x
+every loss_agg_mode x normalisers x with / without rollout importance weights, a sample past the log-ratio clamp;
+value, gradient and metrics), and the rollout importance weights of each rollout_is mode (token, sequence, mask)
+against verl's rollout correction, with the +-20 clamp reached.
 """
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ CLIP_SETTINGS = {
     "clip_higher": dict(clip_ratio_low=0.2, clip_ratio_high=0.28, clip_ratio_c=3.0),
     "wide_c10": dict(clip_ratio_low=0.1, clip_ratio_high=0.3, clip_ratio_c=10.0),
     "tight_dual_clip": dict(clip_ratio_low=0.2, clip_ratio_high=0.28, clip_ratio_c=1.5),
+}
+# GSPO's paper clips its sequence ratio at 1 -/+ 3e-4 / 4e-4; PPO's ranges, for a loss where few samples clip.
+GSPO_CLIPS = {
+    "paper": dict(clip_ratio_low=3e-4, clip_ratio_high=4e-4, clip_ratio_c=3.0),
+    "ppo": dict(clip_ratio_low=0.2, clip_ratio_high=0.28, clip_ratio_c=3.0),
 }
 NORMALISERS = {
     "local": {},
@@ -76,6 +84,38 @@ def _policy_inputs(seed: int, mask_dtype) -> dict:
     new = torch.where(pad, torch.full_like(new, 55.0), new)
     old = torch.where(pad, torch.full_like(old, -70.0), old)
     return dict(old_log_prob=old, log_prob=new, advantages=adv, response_mask=mask)
+
+
+def _gspo_inputs(seed: int, mask_dtype) -> dict:
+    """Policy inputs with sequence log-ratios of every size: small random walks, one sample far off-policy (its
+    geometric-mean log-ratio above GSPO's clamp at 10) and one exactly on-policy."""
+    inputs = _policy_inputs(seed, mask_dtype)
+    valid = inputs["response_mask"].bool()
+    new = inputs["log_prob"]
+    new[1] = torch.where(valid[1], inputs["old_log_prob"][1] + 12.0, new[1])
+    new[2] = torch.where(valid[2], inputs["old_log_prob"][2], new[2])
+    # a quarter of the samples close to on-policy, where the paper's tiny clip range is not yet reached
+    noise = 1e-4 * torch.randn(new[4::4].shape, generator=torch.Generator().manual_seed(seed + 1))
+    new[4::4] = torch.where(valid[4::4], inputs["old_log_prob"][4::4] + noise, new[4::4])
+    return inputs
+
+
+def _rollout_inputs(seed: int, empty_row: bool) -> dict:
+    """old / rollout log-probs with token gaps of 0.4 std, some far apart (past the +-20 clamp)."""
+    gen = torch.Generator().manual_seed(seed)
+    mask = _mask(gen, empty_row=empty_row)
+    old = -torch.rand(B, T, generator=gen) * 3
+    gap = 0.4 * torch.randn(B, T, generator=gen)
+    gap[0, 0], gap[5, 1] = 25.0, -30.0
+    rollout = torch.where(mask.bool(), old - gap, torch.full_like(old, -80.0))  # garbage on padding
+    return dict(old_log_prob=old, rollout_log_prob=rollout, response_mask=mask)
+
+
+def _is_weights(seed: int, mask: torch.Tensor) -> torch.Tensor:
+    """(B, T) importance weights as rollout_is_weights gives them: some 0 (masked tokens), the rest around 1."""
+    gen = torch.Generator().manual_seed(seed)
+    w = torch.exp(0.3 * torch.randn(B, T, generator=gen)).clamp(max=2.0)
+    return torch.where(torch.rand(B, T, generator=gen) < 0.15, torch.zeros_like(w), w) * mask.float()
 
 
 def _advantage_inputs(seed: int, layout: str, dtype) -> dict:
@@ -123,6 +163,26 @@ def build_cases() -> dict[str, dict]:
         cases[f"policy-{clip_name}-{mode}-{norm_name}-{str(mask_dtype).split('.')[-1]}"] = dict(
             kind="policy", loss_agg_mode=mode, **clip, **norm, **_policy_inputs(next(seed), mask_dtype))
 
+    for (clip_name, clip), mode, (norm_name, norm), weighted in itertools.product(
+        GSPO_CLIPS.items(), grpo.LOSS_AGG_MODES, NORMALISERS.items(), (False, True)
+    ):
+        inputs = _gspo_inputs(next(seed), torch.bool if weighted else torch.float32)
+        if weighted:
+            inputs["rollout_is_weights"] = _is_weights(next(seed), inputs["response_mask"])
+        cases[f"gspo-{clip_name}-{mode}-{norm_name}-{'weighted' if weighted else 'unweighted'}"] = dict(
+            kind="gspo", loss_agg_mode=mode, **clip, **norm, **inputs)
+
+    for mode, cap, lower in (("token", 2.0, None), ("token", 1.2, None), ("sequence", 2.0, None),
+                             ("sequence", 5.0, None), ("mask", 2.0, 0.5), ("mask", 1.3, 0.8)):
+        for empty_row in (False, True):
+            # (verl counts a sample without tokens in the sequence level's capped share; ours does not: such a row
+            # is compared on the weights only)
+            cases[f"rollout_is-{mode}-cap{cap:g}-lower{lower}-{'empty_row' if empty_row else 'full'}"] = dict(
+                kind="rollout_is", mode=mode, cap=cap, lower=lower, empty_row=empty_row,
+                rollout_is="sequence" if mode == "sequence" else "token",
+                rollout_is_threshold=f"{lower!r}_{cap!r}" if mode == "mask" else cap,
+                **_rollout_inputs(next(seed), empty_row))
+
     for mode, (norm_name, norm) in itertools.product(grpo.LOSS_AGG_MODES, NORMALISERS.items()):
         gen = torch.Generator().manual_seed(next(seed))
         mask = _mask(gen)
@@ -162,7 +222,16 @@ def build_cases() -> dict[str, dict]:
         ("clip_higher", "seq-mean-token-sum", "local", 0.0, False, "low_var_kl"),
         ("tight_dual_clip", "token-mean", "data_parallel", 0.01, True, "k2"),
     ]
+    # GSPO, and rollout importance weights, through actor_loss
+    actor_grid += [
+        ("gspo:paper", "seq-mean-token-mean", "mini_batch", 0.01, True, "low_var_kl"),
+        ("gspo:ppo", "token-mean", "data_parallel", 0.0, False, "low_var_kl"),
+        ("ppo:weighted", "token-mean", "mini_batch", 0.01, True, "low_var_kl"),
+        ("gspo:ppo:weighted", "seq-mean-token-sum-norm", "local", 0.0, True, "k3"),
+    ]
     for clip_name, mode, norm_name, entropy_coef, use_kl, estimator in actor_grid:
+        loss_mode = "gspo" if clip_name.startswith("gspo") else "vanilla"
+        clip = GSPO_CLIPS[clip_name.split(":")[1]] if loss_mode == "gspo" else CLIP_SETTINGS[clip_name.split(":")[0]]
         gen = torch.Generator().manual_seed(next(seed))
         mask = _mask(gen, torch.bool)
         rewards = torch.rand(B, generator=gen)
@@ -172,11 +241,14 @@ def build_cases() -> dict[str, dict]:
         behaviour = torch.log_softmax(logits + 0.8 * torch.randn(B, T, V, generator=gen), -1)
         reference = torch.log_softmax(logits + 0.5 * torch.randn(B, T, V, generator=gen), -1)
         pick = lambda lp: torch.gather(lp, -1, token_ids[..., None]).squeeze(-1)  # noqa: E731
+        extra = {"loss_mode": loss_mode} if loss_mode != "vanilla" else {}
+        if clip_name.endswith(":weighted"):
+            extra["rollout_is_weights"] = _is_weights(next(seed), mask)
         cases[f"actor-{clip_name}-{mode}-{norm_name}-ent{entropy_coef:g}-kl{int(use_kl)}{estimator}"] = dict(
             kind="actor", logits=logits, token_ids=token_ids, old_log_prob=pick(behaviour),
             ref_log_prob=pick(reference), advantages=adv, response_mask=mask, loss_agg_mode=mode,
             entropy_coef=entropy_coef, use_kl_loss=use_kl, kl_coef=0.05, kl_estimator=estimator,
-            **CLIP_SETTINGS[clip_name], **NORMALISERS[norm_name])
+            **clip, **NORMALISERS[norm_name], **extra)
     for schedule, warmup, updates in (("constant", 0, 6), ("constant", 4, 9), ("cosine", 0, 10), ("cosine", 3, 12)):
         cases[f"lr_schedule-{schedule}-warmup{warmup}-updates{updates}"] = dict(
             kind="lr_schedule", schedule=schedule, warmup=warmup, updates=updates)
@@ -236,6 +308,22 @@ def ours(case: dict) -> dict[str, torch.Tensor]:
                                          loss_agg_mode=case["loss_agg_mode"], **clip, **norm)
         loss.backward()
         return {"loss": loss.detach(), "grad": log_prob.grad, **metrics}
+    if kind == "gspo":
+        log_prob = case["log_prob"].clone().requires_grad_(True)
+        loss, metrics = grpo.gspo_policy_loss(log_prob, case["old_log_prob"], case["advantages"],
+                                              case["response_mask"], loss_agg_mode=case["loss_agg_mode"],
+                                              clip_ratio_low=case["clip_ratio_low"],
+                                              clip_ratio_high=case["clip_ratio_high"],
+                                              rollout_is_weights=case.get("rollout_is_weights"), **norm)
+        loss.backward()
+        return {"loss": loss.detach(), "grad": log_prob.grad, **metrics}
+    if kind == "rollout_is":
+        weights, metrics = grpo.rollout_is_weights(case["old_log_prob"], case["rollout_log_prob"],
+                                                   case["response_mask"], mode=case["mode"], cap=case["cap"],
+                                                   lower=case["lower"])
+        # the weights multiply the loss; no token leaves the loss's denominators (verl's mask comes back unchanged)
+        return {"weights": weights, "response_mask": case["response_mask"],
+                **{k: torch.tensor(v) for k, v in metrics.items()}}
     if kind == "aggregate":
         return {"loss": grpo.aggregate_loss(case["loss_mat"], case["mask"], case["loss_agg_mode"], **norm)}
     if kind == "kl":
@@ -259,7 +347,8 @@ def ours(case: dict) -> dict[str, torch.Tensor]:
             grpo.token_log_probs(logits, case["token_ids"]), case["old_log_prob"], case["advantages"],
             case["response_mask"], ref_log_prob=case["ref_log_prob"], entropy=grpo.token_entropy(logits, chunk_size=10),
             loss_agg_mode=case["loss_agg_mode"], entropy_coef=case["entropy_coef"], use_kl_loss=case["use_kl_loss"],
-            kl_coef=case["kl_coef"], kl_estimator=case["kl_estimator"], **clip, **norm)
+            kl_coef=case["kl_coef"], kl_estimator=case["kl_estimator"], loss_mode=case.get("loss_mode", "vanilla"),
+            rollout_is_weights=case.get("rollout_is_weights"), **clip, **norm)
         out.loss.backward()
         m = out.metrics
         return {"loss": m["loss"], "pg_loss": m["pg_loss"], "entropy": m["entropy"],
@@ -316,6 +405,18 @@ def test_policy_loss_matches_verl(case_id, verl_out):
     _assert_matches(case_id, ours(CASES[case_id]), verl_out["results"][case_id])
 
 
+@pytest.mark.parametrize("case_id", _ids("gspo"))
+def test_gspo_loss_gradient_and_metrics_match_verl(case_id, verl_out):
+    _assert_matches(case_id, ours(CASES[case_id]), verl_out["results"][case_id])
+
+
+@pytest.mark.parametrize("case_id", _ids("rollout_is"))
+def test_rollout_importance_weights_match_verls_rollout_correction(case_id, verl_out):
+    case, theirs = CASES[case_id], verl_out["results"][case_id]
+    keys = [k for k in theirs if not (case["mode"] == "sequence" and case["empty_row"] and k.endswith("capped_frac"))]
+    _assert_matches(case_id, ours(case), theirs, keys=keys)
+
+
 @pytest.mark.parametrize("case_id", _ids("aggregate"))
 def test_aggregate_loss_matches_verl(case_id, verl_out):
     _assert_matches(case_id, ours(CASES[case_id]), verl_out["results"][case_id])
@@ -359,6 +460,16 @@ def test_the_grid_reaches_clipping_dual_clip_and_kl_clamps():
         if CASES[case_id]["clip_ratio_c"] == 1.5:
             hits["dual"] = max(hits["dual"], metrics["pg_clipfrac_lower"].item())
     assert hits["clip"] > 0.2 and hits["dual"] > 0.02, hits
+    # GSPO: with either range the clip changes the loss of some tokens and not of others (the near-on-policy ones)
+    for clip_name in GSPO_CLIPS:
+        fracs = [ours(c)["pg_clipfrac"].item() for c in CASES.values() if c["kind"] == "gspo"
+                 and c["clip_ratio_low"] == GSPO_CLIPS[clip_name]["clip_ratio_low"]]
+        assert 0.1 < max(fracs) < 0.9, (clip_name, max(fracs))
+    # rollout IS: truncation, the sequence cap and the mask all act on part of the tokens
+    for case_id in _ids("rollout_is"):
+        metrics = ours(CASES[case_id])
+        share = metrics.get("rollout_is_capped_frac", metrics.get("rollout_is_masked_frac"))
+        assert 0 < share.item() < 1, (case_id, share)
     k3 = grpo.kl_penalty(CASES["kl-k3-scale40"]["log_prob"], CASES["kl-k3-scale40"]["ref_log_prob"], "k3")
     assert (k3 == 10.0).any(), "the k3 case should reach verl's clamp at 10"
 

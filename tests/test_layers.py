@@ -4,7 +4,7 @@ Every `import` and `from ... import` in `codefu_helpers` counts, at module level
 moved into a function still ties the two modules together; it only hides the knot until run time). The layers are
 those of the architecture page, bottom row first:
 
-    leaves       rollout/, checkpoint, config, data, tiny_model, tracking, memory_plan, step_time, device_check
+    leaves       rollout/, checkpoint, config, data, tiny_model, tracking, samples, memory_plan, step_time, device_check
     judge        sandbox/
     rewards      reward, reward_validation
     maths        grpo, estimators
@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "codefu_helpers"
 
 LAYERS = [
-    ("leaves", ["rollout", "checkpoint", "config", "data", "tiny_model", "tracking", "memory_plan", "step_time",
-                "device_check"]),
+    ("leaves", ["rollout", "checkpoint", "config", "data", "tiny_model", "tracking", "samples", "memory_plan",
+                "step_time", "device_check"]),
     ("judge", ["sandbox"]),
     ("rewards", ["reward", "reward_validation"]),
     ("maths", ["grpo", "estimators"]),

@@ -196,6 +196,10 @@ def test_03_grpo_smoke_test(run_dir):
         assert Path(figure).stat().st_size > 0
     assert [m["step"] for m in map(json.loads, (run_dir / "grpo" / "metrics.jsonl").read_text().splitlines())] == \
         list(range(1, steps + 1))
+    samples = [json.loads(line) for line in Path(results["samples_file"]).read_text().splitlines()]
+    per_step = min(cfg.tracking.samples_logged, cfg.data.train_batch_size * cfg.rollout.n)
+    assert [r["step"] for r in samples] == [n for n in range(1, steps + 1) for _ in range(per_step)]
+    assert results["last_step_samples"] == per_step
 
 
 @pytest.mark.notebook
@@ -258,6 +262,12 @@ def test_05_evaluation(run_dir):
         assert set(block["pass_at_k"]) == {"1", "2"}
         assert sum(block["verdicts"].values()) == block["samples"]
         assert Path(results["files"][name]).exists()
+    from mlflow.tracking import MlflowClient  # every evaluation, with its samples, is an artifact of one MLflow run
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{run_dir / 'eval' / 'mlflow.db'}")
+    logged = {a.path for name in ("seen_base", "seen_trained", "base", "trained")
+              for a in client.list_artifacts(results["mlflow_run_id"], name)}
+    assert {f"{name}/samples.parquet" for name in ("seen_base", "seen_trained", "base", "trained")} <= logged
     assert set(results["comparison"]) == {"1", "2"} and set(results["seen_comparison"]) == {"1", "2"}
     for name, comparison in (("seen", results["seen_comparison"]["1"]), ("held-out", results["comparison"]["1"])):
         text = results["findings"][name]

@@ -13,6 +13,7 @@ import torch
 from safetensors.torch import load_file
 
 from codefu_helpers.sandbox import get_judge
+from codefu_helpers.samples import read_samples
 from codefu_helpers.tracking import read_metrics
 
 from conftest import ROOT
@@ -37,7 +38,7 @@ def runs(tmp_path_factory, python_split, easy_python_rows, warm_model_dir):
     overrides = ["--set", f"model.path={warm_model_dir}", f"data.train_path={train_path}", "trainer.total_steps=3",
                  "data.train_batch_size=2", "algorithm.ppo_mini_batch_size=1", "algorithm.ppo_micro_batch_size=2",
                  "rollout.n=4", "data.max_response_length=96", "optim.lr=0.0002", "checkpoint.save_every=1",
-                 "algorithm.entropy_coef=0.001", "checkpoint.resume=false",
+                 "algorithm.entropy_coef=0.001", "checkpoint.resume=false", "tracking.samples_logged=5",
                  f"data.val_path={python_split['test']}", "trainer.test_freq=2"]
     full = tmp / "full"
     train(config, full, *overrides)
@@ -105,6 +106,29 @@ def test_resumed_run_continues_the_same_mlflow_run(runs):
     history = client.get_metric_history(state["mlflow_run_id"], "reward_mean")
     assert sorted(m.step for m in history) == [1, 2, 3]
     assert client.get_run(state["mlflow_run_id"]).info.status == "FINISHED"
+
+
+def test_samples_of_each_step_are_recorded_once_and_resume_to_the_same_record(runs):
+    """samples.jsonl: tracking.samples_logged records per step, each step once after a resume and the same as the
+    uninterrupted run's; each step's records are also an MLflow artifact of the run."""
+    import mlflow
+
+    full, parted, _, _ = runs
+    straight, resumed = read_samples(full), read_samples(parted)
+    assert [r["step"] for r in straight] == [1] * 5 + [2] * 5 + [3] * 5
+    assert [r["step"] for r in resumed] == [r["step"] for r in straight]
+    for a, b in zip(straight, resumed):
+        assert (a["problem"], a["index"], a["response"], a["reward"], a["status"]) == \
+            (b["problem"], b["index"], b["response"], b["reward"], b["status"])
+        assert a["advantage"] == pytest.approx(b["advantage"], abs=1e-6)
+    assert all(r["truncated"] == (r["finish_reason"] == "length") for r in straight)
+    state = json.loads((parted / "checkpoints" / "step_000003" / "trainer_state.json").read_text())
+    client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{parted / 'mlflow.db'}")
+    assert sorted(a.path for a in client.list_artifacts(state["mlflow_run_id"], "samples")) == \
+        [f"samples/step_00000{n}.jsonl" for n in (1, 2, 3)]
+    local = client.download_artifacts(state["mlflow_run_id"], "samples/step_000003.jsonl", str(parted / "artifact"))
+    with open(local) as fh:
+        assert [json.loads(line) for line in fh] == read_samples(parted, step=3)
 
 
 def test_trained_on_and_held_out_problems_never_overlap_on_the_cli_path(runs, python_split, easy_python_rows,

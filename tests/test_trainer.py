@@ -13,6 +13,8 @@ from codefu_helpers.rollout import HFRollout, Sample, SamplingParams, encode_pro
 from codefu_helpers.grpo import mini_batch_metrics, rollout_log_prob_check
 from codefu_helpers.policy_ops import lr_lambda, pack, response_log_probs
 from codefu_helpers.reward import Scored, score_response
+from codefu_helpers.samples import read_samples, step_records
+from codefu_helpers.tracking import RunLogger
 from codefu_helpers.trainer import GRPOTrainer, total_steps
 
 from conftest import ROOT
@@ -285,7 +287,8 @@ def test_logged_rollout_numbers_equal_the_samples_of_the_step(easy_python_rows, 
     rows, _ = easy_python_rows
     model = AutoModelForCausalLM.from_pretrained(warm_model_dir)
     tokenizer = AutoTokenizer.from_pretrained(warm_model_dir)
-    cfg = _config(2, 4).with_overrides(["data.max_response_length=48", "algorithm.ppo_micro_batch_size=4"])
+    cfg = _config(2, 4).with_overrides(["data.max_response_length=48", "algorithm.ppo_micro_batch_size=4",
+                                        "tracking.samples_logged=3"])
     trainer = GRPOTrainer(cfg, rows, tmp_path, model=model, tokenizer=tokenizer)
     start = time.perf_counter()
     metrics = trainer.step(0)
@@ -315,6 +318,27 @@ def test_logged_rollout_numbers_equal_the_samples_of_the_step(easy_python_rows, 
     assert min(phases) >= 0 and sum(phases) <= metrics["step_seconds"] <= outside
     # the worker calls' wall time beyond the worker's own: in process there is no hop, so it is a small part
     assert 0 <= metrics["time_orchestration"] <= sum(phases)
+
+    # the records fit logs for the step (samples.jsonl): the judged reward, the estimator's advantage and the
+    # truncation of each chosen sample, recomputed here from the step's own samples and rewards
+    logger = RunLogger(tmp_path / "run", tracking_uri="none", console=False)
+    logger.log_samples(1, step_records(1, last, cfg.tracking.samples_logged))
+    records = read_samples(tmp_path / "run", step=1)
+    assert sorted((r["group"], r["sample"]) for r in records) == [(0, 0), (0, 1), (1, 0)]  # round-robin over groups
+    assert [r["problem"] for r in records] == [last["rows"][r["group"]]["reward_model"]["ground_truth"]["name"]
+                                                for r in records]
+    for r in records:
+        i = r["index"]
+        assert r["reward"] == results[i].score and r["status"] == results[i].status
+        assert r["kept"] == bool(last["keep"][i])
+        group = [results[j].score for j, g in enumerate(last["group_ids"]) if g == r["group"] and last["keep"][j]]
+        mean, std = sum(group) / len(group), torch.tensor(group, dtype=torch.float64).std().item()
+        expected = (r["reward"] - mean) / (std + cfg.algorithm.adv_epsilon) if r["kept"] and len(group) > 1 else 0.0
+        assert r["advantage"] == pytest.approx(expected, abs=1e-5)
+        assert r["response_length"] == lengths[i] and r["response"] == samples[i].text
+        assert r["truncated"] == (samples[i].finish_reason == "length")
+        assert r["response_length"] == cfg.data.max_response_length if r["truncated"] else \
+            r["response_length"] <= cfg.data.max_response_length
 
 
 def test_validation_pass_rate_is_the_evaluation_of_the_held_out_rows(python_split, easy_python_rows, warm_model_dir,
@@ -468,6 +492,72 @@ def test_importance_weights_scale_the_policy_loss_in_the_update(tiny, tmp_path):
     assert logged["grad_norm"] == pytest.approx(weighted, rel=1e-4)
     mask = batch.response_mask.bool()
     assert logged["rollout_is_weight_mean"] == pytest.approx(float(weights[mask].mean()), rel=1e-5)
+
+
+@pytest.mark.parametrize("loss_mode, rollout_is, cap, lower", [
+    ("gspo", "token", 2.0, 0.5), ("vanilla", "sequence", 1.5, 0.5), ("vanilla", "mask", 1.2, 0.9),
+], ids=["gspo-token-is", "sequence-is", "mask-is"])
+def test_loss_mode_and_rollout_is_reach_the_update(tiny, tmp_path, monkeypatch, loss_mode, rollout_is, cap, lower):
+    """algorithm.loss_mode and rollout.rollout_is are honoured by the native trainer's update: the logged gradient norm
+    and IS metrics equal those of GSPO / the sequence or masked weights computed directly, not of the default ones.
+    The step's old log-probs are moved off the policy (on-policy, every ratio is 1 and GSPO's gradient is PPO's)."""
+    from codefu_helpers import grpo
+
+    model, tokenizer = tiny
+    cfg = _config(1, 4).with_overrides(["optim.grad_clip=null", "algorithm.entropy_coef=0.0",
+                                        f"algorithm.loss_mode={loss_mode}"])
+    trainer = GRPOTrainer(cfg, [{"prompt": [{"role": "user", "content": "x"}]}], tmp_path,
+                          model=copy.deepcopy(model), tokenizer=tokenizer)
+    # an HF run cannot ask for rollout IS; the engine's log-probs are made below
+    trainer.cfg.rollout.use_rollout_log_probs, trainer.cfg.rollout.rollout_is = True, rollout_is
+    trainer.cfg.rollout.rollout_is_cap, trainer.cfg.rollout.rollout_is_threshold_lower = cap, lower
+    policy = copy.deepcopy(trainer.model)
+    samples = _random_samples(4)
+    batch = pack(samples, tokenizer.pad_token_id)
+    with torch.no_grad():
+        old, _ = response_log_probs(policy, batch)
+    old = old + 0.3 * torch.randn(old.shape, generator=torch.Generator().manual_seed(3))  # as if sampled earlier
+    computed = trainer.workers.log_probs
+    monkeypatch.setattr(trainer.workers, "log_probs", lambda step_samples: (
+        [old[i, :len(s.response_ids)] for i, s in enumerate(step_samples)], computed(step_samples)[1]))
+    shift = 0.8 * torch.rand(old.shape, generator=torch.Generator().manual_seed(2)) - 0.4  # (B, T): old - engine
+    for i, s in enumerate(samples):
+        s.rollout_log_probs = (old[i, :len(s.response_ids)] - shift[i, :len(s.response_ids)]).tolist()
+    scores = [1.0, 0.0, 0.5, -1.0]
+    logged = trainer._update(samples, [0] * 4, [Scored(x, x == 1.0, False, "ok", {}) for x in scores], [1.0] * 4)
+
+    mask = batch.response_mask.bool()
+    ratio = torch.exp(shift)
+    if rollout_is == "token":
+        weights = ratio.clamp(max=cap)
+    elif rollout_is == "sequence":  # one weight per sample: its whole response's ratio, truncated
+        weights = torch.exp(torch.where(mask, shift, 0.0).sum(-1, keepdim=True)).clamp(max=cap).expand_as(shift)
+    else:  # tokens outside [lower, cap] dropped
+        weights = torch.where((ratio >= lower) & (ratio <= cap), ratio, 0.0)
+    weights = weights * mask
+
+    def grad_norm(mode, is_weights):
+        model_copy = copy.deepcopy(policy)
+        log_prob, _ = response_log_probs(model_copy, batch)
+        advantages = grpo.token_advantages(grpo.group_advantages(torch.tensor(scores), [0] * 4), batch.response_mask)
+        out = grpo.actor_loss(log_prob, old, advantages, batch.response_mask, clip_ratio_low=0.2, clip_ratio_high=0.28,
+                              clip_ratio_c=3.0, loss_mode=mode, rollout_is_weights=is_weights,
+                              max_response_length=cfg.data.max_response_length)
+        out.loss.backward()
+        return float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model_copy.parameters()
+                                                           if p.grad is not None])))
+
+    expected = grad_norm(loss_mode, weights)
+    default = grad_norm("vanilla", ratio.clamp(max=2.0) * mask)  # what the default keys would have done
+    assert abs(expected - default) > 0.02 * default, "pick inputs where the options change the gradient"
+    assert logged["grad_norm"] == pytest.approx(expected, rel=1e-4)
+    assert logged["rollout_is_weight_mean"] == pytest.approx(float(weights[mask].mean()), rel=1e-5)
+    if rollout_is == "mask":
+        dropped = ((ratio < lower) | (ratio > cap))[mask].float().mean()
+        assert 0 < dropped < 1 and logged["rollout_is_masked_frac"] == pytest.approx(float(dropped))
+    elif rollout_is == "sequence":
+        capped = (torch.where(mask, shift, 0.0).sum(-1) > math.log(cap)).float().mean()
+        assert logged["rollout_is_capped_frac"] == pytest.approx(float(capped))
 
 
 def test_the_schedule_advances_only_with_optimizer_steps_taken(tiny, tmp_path):

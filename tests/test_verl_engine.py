@@ -64,22 +64,35 @@ def _driver(case_path: str, out_path: str) -> None:
                        "critic_strategy": other_cfg.critic.strategy})
 
     tokenizer = AutoTokenizer.from_pretrained(case["tokenizer"])
+
+    def scored(manager, samples):
+        scores, statuses = [], []
+        for sample in samples:
+            prompt = tokenizer(sample["prompt"], return_tensors="pt")["input_ids"][0][-32:]
+            response = tokenizer(sample["response"], return_tensors="pt")["input_ids"][0]
+            data = DataProto.from_dict(
+                tensors={"prompts": prompt[None], "responses": response[None],
+                         "attention_mask": torch.ones(1, len(prompt) + len(response), dtype=torch.long)},
+                non_tensors={"data_source": [sample["data_source"]], "reward_model": [sample["reward_model"]],
+                             "extra_info": [dict(sample["extra_info"])]})
+            result = manager.loop.run_until_complete(manager.run_single(data))
+            scores.append(float(result["reward_score"]))
+            statuses.append(result["reward_extra_info"].get("status"))
+        return scores, statuses
+
     manager = load_reward_manager(cfg, tokenizer)
-    scores, statuses = [], []
-    for sample in case["samples"]:
-        prompt = tokenizer(sample["prompt"], return_tensors="pt")["input_ids"][0][-32:]
-        response = tokenizer(sample["response"], return_tensors="pt")["input_ids"][0]
-        data = DataProto.from_dict(
-            tensors={"prompts": prompt[None], "responses": response[None],
-                     "attention_mask": torch.ones(1, len(prompt) + len(response), dtype=torch.long)},
-            non_tensors={"data_source": [sample["data_source"]], "reward_model": [sample["reward_model"]],
-                         "extra_info": [dict(sample["extra_info"])]})
-        result = manager.loop.run_until_complete(manager.run_single(data))
-        scores.append(float(result["reward_score"]))
-        statuses.append(result["reward_extra_info"].get("status"))
+    scores, statuses = scored(manager, case["samples"])
+    # further configs scored too (e.g. reward.overlong=soft: verl's DAPO reward manager), with their own samples
+    rescored = []
+    for other in case.get("score_also", []):
+        other_cfg, other_selected = composed("ppo_trainer", other["overrides"])
+        other_manager = load_reward_manager(other_cfg, tokenizer)
+        other_scores, _ = scored(other_manager, other["samples"])
+        rescored.append({"selected": other_selected, "reward_manager": type(other_manager).__name__,
+                         "scores": other_scores})
     Path(out_path).write_text(json.dumps({
         "verl_version": verl.__version__, "selected": selected, "scores": scores, "statuses": statuses,
-        "others": others,
+        "others": others, "score_also": rescored,
         "reward_manager": type(manager).__name__, "compute_score": getattr(manager.compute_score, "func", None)
         and f"{manager.compute_score.args[0].__module__}.{manager.compute_score.args[0].__name__}",
         "reward_kwargs": manager.compute_score.args[1] if hasattr(manager.compute_score, "args") else None}))
@@ -190,6 +203,44 @@ def test_megatron_renders_megatron_workers_with_tensor_and_pipeline_sizes():
     assert rendered["actor_rollout_ref.actor.optim.lr_decay_style"] == "constant"
     assert verl_command(cfg, python="/py")[:5] == ["/py", "-m", "verl.trainer.main_ppo", "--config-name",
                                                    "ppo_megatron_trainer"]
+
+
+GSPO_MASKED_IS = {"algorithm.loss_mode": "gspo", "algorithm.clip_ratio_low": 3e-4, "algorithm.clip_ratio_high": 4e-4,
+                  "algorithm.loss_agg_mode": "seq-mean-token-mean", "rollout.use_rollout_log_probs": True,
+                  "rollout.rollout_is": "mask", "rollout.rollout_is_threshold_lower": 0.5,
+                  "rollout.rollout_is_cap": 5.0}
+SEQUENCE_IS = {"rollout.use_rollout_log_probs": True, "rollout.rollout_is": "sequence", "rollout.rollout_is_cap": 4.0}
+
+
+def test_loss_mode_and_rollout_is_render_to_verls_policy_loss_and_rollout_correction():
+    from codefu_helpers.launch.verl_engine import verl_overrides
+
+    plain = _as_dict(verl_overrides(_verl_cfg()))
+    assert plain["actor_rollout_ref.actor.policy_loss.loss_mode"] == "vanilla"
+    assert plain["algorithm.rollout_correction.rollout_is"] == "null"
+    assert not any(k.startswith("algorithm.rollout_correction.rollout_is_threshold") for k in plain)
+    rendered = _as_dict(verl_overrides(_verl_cfg(**GSPO_MASKED_IS)))
+    assert rendered["actor_rollout_ref.actor.policy_loss.loss_mode"] == "gspo"
+    # GSPO reuses the actor's clip ranges in verl
+    assert (rendered["actor_rollout_ref.actor.clip_ratio_low"], rendered["actor_rollout_ref.actor.clip_ratio_high"]) \
+        == ("0.0003", "0.0004")
+    # mask: verl's token-level IcePop, bounds as one "lower_upper" string (quoted: hydra would read 0.5_5 as 0.55)
+    assert rendered["algorithm.rollout_correction.rollout_is"] == "token"
+    assert rendered["algorithm.rollout_correction.rollout_is_threshold"] == "'0.5_5.0'"
+    sequence = _as_dict(verl_overrides(_verl_cfg(**SEQUENCE_IS)))
+    assert sequence["algorithm.rollout_correction.rollout_is"] == "sequence"
+    assert sequence["algorithm.rollout_correction.rollout_is_threshold"] == "4.0"
+    token = _as_dict(verl_overrides(_verl_cfg(**{"rollout.use_rollout_log_probs": True})))
+    assert token["algorithm.rollout_correction.rollout_is"] == "token"
+    assert token["algorithm.rollout_correction.rollout_is_threshold"] == "2.0"
+    assert not any("rollout_rs" in k for k in {**rendered, **sequence, **token}), "no rejection sampling is asked for"
+
+
+def test_strings_hydra_would_read_as_numbers_are_quoted():
+    from codefu_helpers.launch.verl_engine import hydra_value
+
+    assert [hydra_value(v) for v in ("0.5_5", "0.5_2.0", "1_000", "0.5", "gspo", "token-mean")] == \
+        ["'0.5_5'", "'0.5_2.0'", "'1_000'", "'0.5'", "gspo", "token-mean"]
 
 
 @pytest.mark.parametrize("override, key", [
@@ -317,10 +368,17 @@ def verl_run(tmp_path_factory, python_split):
     # (verl builds the critic's HF model config while validating: a local model folder, the tiny model's)
     local = {"trainer.output_dir": str(tmp), "model.path": str(resolve_model_path("tiny://qwen2"))}
     compose_only = [{"config_name": verl_config_name(c), "overrides": verl_overrides(c)} for c in (
-        _verl_cfg(**PPO, **local), _verl_cfg(**PPO, **MEGATRON, **local))]
+        _verl_cfg(**PPO, **local), _verl_cfg(**PPO, **MEGATRON, **local),
+        _verl_cfg(**GSPO_MASKED_IS, **local), _verl_cfg(**SEQUENCE_IS, **local))]
+    # dynamic sampling (verl's filter_groups) and the soft overlong penalty (verl's DAPO reward manager), scored on
+    # responses without code (-1, no judge run) of lengths on both sides of the buffer's start
+    score_also = [{"overrides": verl_overrides(_verl_cfg(**OVERLONG_SOFT, **{
+        "data.train_path": str(python_split["train"]), "trainer.output_dir": str(tmp)})),
+        "samples": [{**samples[-1], "response": "I cannot solve this. " * k} for k in (1, 4, 7, 9)]}]
     case = tmp / "case.json"
     case.write_text(json.dumps({"overrides": overrides, "tokenizer": str(resolve_model_path("tiny://qwen2")),
-                                "samples": samples, "compose_only": compose_only}, default=str))
+                                "samples": samples, "compose_only": compose_only, "score_also": score_also},
+                               default=str))
     out = tmp / "out.json"
     env = dict(os.environ, PYTHONPATH=str(REPO), CUDA_VISIBLE_DEVICES="")
     proc = subprocess.run([str(VERL_PYTHON), __file__, str(case), str(out)], capture_output=True, text=True,
@@ -329,7 +387,35 @@ def verl_run(tmp_path_factory, python_split):
     result = json.loads(out.read_text())
     for other, sent in zip(result["others"], compose_only):
         other.update(sent)
+    for other, sent in zip(result["score_also"], score_also):
+        other.update(sent)
     return overrides, result, expected
+
+
+# algorithm.dynamic_sampling without a cap (what verl 0.9.1 does) and reward.overlong=soft over the last 32 of 64 tokens
+OVERLONG_SOFT = {"algorithm.dynamic_sampling": True, "algorithm.dynamic_sampling_max_rounds": None,
+                 "reward.overlong": "soft", "data.max_response_length": 64, "reward.overlong_buffer_len": 32,
+                 "reward.overlong_penalty_factor": 0.5}
+
+
+def test_verls_dapo_reward_manager_adds_our_overlong_penalty_and_takes_filter_groups(verl_run):
+    """The soft overlong keys through verl 0.9.1 itself: hydra and verl's typed algorithm config accept
+    filter_groups, and verl's DAPO reward manager gives each response our score plus our `overlong_penalty`."""
+    from transformers import AutoTokenizer
+
+    from codefu_helpers.reward import overlong_penalty
+    from codefu_helpers.tiny_model import resolve_model_path
+
+    _, result, _ = verl_run
+    (soft,) = result["score_also"]
+    _every_value_landed(soft["overrides"], soft["selected"])
+    assert soft["reward_manager"] == "DAPORewardManager"
+    assert soft["selected"]["algorithm.filter_groups.enable"] is True
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path("tiny://qwen2"))
+    lengths = [len(tokenizer(s["response"])["input_ids"]) for s in soft["samples"]]
+    expected = [-1.0 + overlong_penalty(n, 64, 32, 0.5) for n in lengths]  # no code: -1 before the penalty
+    assert soft["scores"] == pytest.approx(expected, abs=1e-6)
+    assert min(expected) < -1.0 and max(expected) == -1.0, f"lengths {lengths} must straddle the buffer's start (32)"
 
 
 def test_verls_own_config_accepts_every_override(verl_run):
@@ -342,7 +428,7 @@ def test_verls_ppo_and_megatron_configs_accept_the_critic_and_megatron_overrides
     """PPO (gae) composed with verl's ppo_trainer, and on Megatron workers with verl's ppo_megatron_trainer, both
     validated by verl (its typed critic config included). Composed only: no Megatron or GPU run happens here."""
     _, result, _ = verl_run
-    fsdp, megatron = result["others"]
+    fsdp, megatron = result["others"][:2]
     assert fsdp["config_name"] == "ppo_trainer" and megatron["config_name"] == "ppo_megatron_trainer"
     for other in (fsdp, megatron):
         _every_value_landed(other["overrides"], other["selected"])
@@ -352,6 +438,20 @@ def test_verls_ppo_and_megatron_configs_accept_the_critic_and_megatron_overrides
     assert megatron["selected"]["actor_rollout_ref.actor.megatron.tensor_model_parallel_size"] == 2
     assert megatron["selected"]["critic.megatron.pipeline_model_parallel_size"] == 2
     assert fsdp["selected"]["critic.fsdp.model_dtype"] == "fp32"  # the critic's master weights
+
+
+def test_verls_config_accepts_gspo_and_each_rollout_is_mode(verl_run):
+    """GSPO with masked (IcePop) rollout IS, and sequence-level IS, composed with verl's ppo_trainer and validated by
+    verl, its typed RolloutCorrectionConfig included (the main run covers token-level IS)."""
+    overrides, result, _ = verl_run
+    assert _as_dict(overrides)["algorithm.rollout_correction.rollout_is"] == "token"
+    gspo, sequence = result["others"][2:]
+    for other in (gspo, sequence):
+        _every_value_landed(other["overrides"], other["selected"])
+    assert gspo["selected"]["actor_rollout_ref.actor.policy_loss.loss_mode"] == "gspo"
+    assert gspo["selected"]["algorithm.rollout_correction.rollout_is_threshold"] == "0.5_5.0"
+    assert sequence["selected"]["algorithm.rollout_correction.rollout_is"] == "sequence"
+    assert sequence["selected"]["algorithm.rollout_correction.rollout_is_threshold"] == 4.0
 
 
 def _every_value_landed(overrides, selected):

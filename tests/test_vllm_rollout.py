@@ -227,6 +227,12 @@ def test_training_sleeps_drop_the_weights_and_every_wake_up_follows_an_emptied_c
     engine.generate(PROMPTS[:1], 2, params)  # validation, evaluation: the weights stay (level 1)
     engine.generate(PROMPTS[:1], 2, params)
     assert calls == [("sleep", 1), ("empty cache",), ("wake", ()), ("sleep", 1)]
+    calls.clear()  # a step of several rounds (algorithm.dynamic_sampling): only its last round discards the weights
+    engine.generate(PROMPTS[:1], 2, params, resync=False)
+    engine.generate(PROMPTS[:1], 2, params, resync=True)
+    engine.sync_weights(model)
+    assert calls == [("empty cache",), ("wake", ()), ("sleep", 1), ("empty cache",), ("wake", ()), ("sleep", 2),
+                     ("empty cache",), ("wake", ("weights",)), ("reload",), ("empty cache",), ("wake", ("kv_cache",))]
 
 
 def test_the_engine_joins_its_process_group_through_the_external_launcher_on_the_policys_device(engine, monkeypatch):

@@ -81,6 +81,45 @@ def run_policy(case):
     }
 
 
+def run_gspo(case):
+    """verl's `loss_mode: gspo` (compute_policy_loss_gspo), optionally with rollout IS weights."""
+    log_prob = case["log_prob"].clone().requires_grad_(True)
+    loss, metrics = core_algos.get_policy_loss_fn("gspo")(
+        old_log_prob=case["old_log_prob"],
+        log_prob=log_prob,
+        advantages=case["advantages"],
+        response_mask=case["response_mask"],
+        loss_agg_mode=case["loss_agg_mode"],
+        config=actor_config(case),
+        rollout_is_weights=case.get("rollout_is_weights"),
+    )
+    loss.backward()
+    return {
+        "loss": loss.detach(),
+        "grad": log_prob.grad,
+        "pg_clipfrac": torch.tensor(metrics["actor/pg_clipfrac"]),
+        "ppo_kl": torch.tensor(metrics["actor/ppo_kl"]),
+        "pg_clipfrac_lower": torch.tensor(metrics["actor/pg_clipfrac_lower"]),
+    }
+
+
+def run_rollout_is(case):
+    """verl's rollout correction weights (algorithm.rollout_correction) from old and rollout log-probs."""
+    from verl.trainer.ppo.rollout_corr_helper import compute_rollout_correction_and_rejection_mask
+
+    proto, mask, metrics = compute_rollout_correction_and_rejection_mask(
+        old_log_prob=case["old_log_prob"], rollout_log_prob=case["rollout_log_prob"],
+        response_mask=case["response_mask"], rollout_is=case["rollout_is"],
+        rollout_is_threshold=case["rollout_is_threshold"])
+    out = {"weights": proto.batch["rollout_is_weights"], "response_mask": mask,
+           "rollout_is_weight_mean": torch.tensor(metrics["rollout_corr/rollout_is_mean"])}
+    if "rollout_corr/rollout_is_oob_ratio" in metrics:
+        out["rollout_is_masked_frac"] = torch.tensor(metrics["rollout_corr/rollout_is_oob_ratio"])
+    else:
+        out["rollout_is_capped_frac"] = torch.tensor(metrics["rollout_corr/rollout_is_ratio_fraction_high"])
+    return out
+
+
 def run_aggregate(case):
     loss = core_algos.agg_loss(
         loss_mat=case["loss_mat"], loss_mask=case["mask"], loss_agg_mode=case["loss_agg_mode"],
@@ -115,9 +154,9 @@ def run_actor(case):
     config = actor_config(case)
     log_prob = verl_F.logprobs_from_logits(logits, case["token_ids"])
     entropy = verl_F.entropy_from_logits(logits)
-    pg_loss, metrics = core_algos.compute_policy_loss_vanilla(
+    pg_loss, metrics = core_algos.get_policy_loss_fn(case.get("loss_mode", "vanilla"))(
         old_log_prob=case["old_log_prob"], log_prob=log_prob, advantages=case["advantages"], response_mask=mask,
-        loss_agg_mode=case["loss_agg_mode"], config=config,
+        loss_agg_mode=case["loss_agg_mode"], config=config, rollout_is_weights=case.get("rollout_is_weights"),
     )
     policy_loss = pg_loss
     entropy_loss = core_algos.agg_loss(
@@ -196,6 +235,8 @@ RUNNERS = {
     "advantage": run_advantage,
     "advantage_float32": run_advantage,
     "policy": run_policy,
+    "gspo": run_gspo,
+    "rollout_is": run_rollout_is,
     "aggregate": run_aggregate,
     "kl": run_kl,
     "entropy": run_entropy,

@@ -78,6 +78,8 @@ INERT_FOR_VERL = {
     "algorithm.kl_estimator": "read only when algorithm.use_kl_loss is true (then mapped)",
     "tracking.uri": "read only when tracking.backend=mlflow (then passed as MLFLOW_TRACKING_URI)",
     "trainer.worker_timeout_s": "the native trainer's deadline per worker call; verl drives its own workers",
+    "tracking.samples_logged": "the native trainer's samples.jsonl; verl logs no samples here (its own dump is "
+                               "trainer.rollout_data_dir, not set by this renderer)",
 }
 
 SAVE_CONTENTS = ("model", "optimizer", "extra", "hf_model")
@@ -113,7 +115,9 @@ def hydra_value(value: Any) -> str:
         return "[" + ",".join(hydra_value(v) for v in value) + "]"
     text = str(value)
     numeric = re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", text)
-    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS and not numeric:
+    # hydra reads digits joined by "_" as one number (0.5_5 is 0.55), so a string such as verl's "0.5_5.0" is quoted
+    underscored_number = re.fullmatch(r"[+-]?[\d_.eE+-]*\d[\d_.eE+-]*", text) and "_" in text
+    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS and not numeric and not underscored_number:
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -158,6 +162,21 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     r.put("algorithm.lam", "algorithm.lam", a.lam)
     r.put("algorithm.norm_adv_by_std", "algorithm.norm_adv_by_std_in_grpo", a.norm_adv_by_std)
     r.put(None, "algorithm.use_kl_in_reward", False)  # the KL is a loss term here, never a reward penalty
+    # dynamic sampling is verl's filter_groups; metric "reward" is the reward as trained on (with any overlong penalty).
+    # verl 0.9.1's trainer (trainer.use_v1, its default) refills dropped groups without a cap: its
+    # filter_groups.max_num_gen_batches is ignored there (with a warning), so only "no cap" maps
+    r.put("algorithm.dynamic_sampling", "algorithm.filter_groups.enable", a.dynamic_sampling)
+    if a.dynamic_sampling:
+        r.put(None, "algorithm.filter_groups.metric", "reward")
+        if a.dynamic_sampling_max_rounds is None:
+            r.put("algorithm.dynamic_sampling_max_rounds", "algorithm.filter_groups.max_num_gen_batches", 0)
+        else:
+            r.fail("algorithm.dynamic_sampling_max_rounds",
+                   f"algorithm.dynamic_sampling_max_rounds={a.dynamic_sampling_max_rounds}: verl 0.9.1's trainer "
+                   "refills dropped groups until the batch is full, with no cap on generation rounds (it ignores "
+                   "algorithm.filter_groups.max_num_gen_batches); set algorithm.dynamic_sampling_max_rounds=null")
+    else:
+        r.take("algorithm.dynamic_sampling_max_rounds")
 
     # model
     if m.path.startswith(TINY_SCHEME):
@@ -235,13 +254,23 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     else:
         r.fail("rollout.fallback", f"rollout.fallback={ro.fallback!r}: verl has no HF fallback when vLLM cannot "
                                    "start; set rollout.fallback=none")
-    # truncated importance sampling against vLLM's own log-probs: verl's token-level rollout correction
+    # importance sampling against vLLM's own log-probs: verl's rollout correction (decoupled mode, no rejection
+    # sampling). token / sequence: truncated at the cap; mask: verl's token-level IcePop, whose threshold
+    # "<lower>_<upper>" zeroes the weights outside the bounds
     if ro.use_rollout_log_probs:
-        r.put("rollout.use_rollout_log_probs", "algorithm.rollout_correction.rollout_is", "token")
-        r.put("rollout.rollout_is_cap", "algorithm.rollout_correction.rollout_is_threshold", ro.rollout_is_cap)
+        r.put("rollout.use_rollout_log_probs", "algorithm.rollout_correction.rollout_is",
+              "sequence" if ro.rollout_is == "sequence" else "token")
+        r.take("rollout.rollout_is")
+        if ro.rollout_is == "mask":
+            r.put("rollout.rollout_is_cap", "algorithm.rollout_correction.rollout_is_threshold",
+                  f"{ro.rollout_is_threshold_lower!r}_{ro.rollout_is_cap!r}")
+        else:
+            r.put("rollout.rollout_is_cap", "algorithm.rollout_correction.rollout_is_threshold", ro.rollout_is_cap)
+        r.take("rollout.rollout_is_threshold_lower")  # in the threshold with mask; validate() refuses it otherwise
     else:
         r.put("rollout.use_rollout_log_probs", "algorithm.rollout_correction.rollout_is", None)
-        r.take("rollout.rollout_is_cap")
+        for key in ("rollout.rollout_is", "rollout.rollout_is_cap", "rollout.rollout_is_threshold_lower"):
+            r.take(key)  # read only with use_rollout_log_probs (validate() refuses rollout_is != token without it)
 
     # algorithm: batch sizes (prompts for the mini-batch, as verl counts them; samples per GPU below)
     r.put("algorithm.ppo_mini_batch_size", _ACTOR + "ppo_mini_batch_size", a.ppo_mini_batch_size)
@@ -269,6 +298,7 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     else:
         r.put("algorithm.clip_ratio_c", _ACTOR + "clip_ratio_c", a.clip_ratio_c)
     r.put("algorithm.loss_agg_mode", _ACTOR + "loss_agg_mode", a.loss_agg_mode)
+    r.put("algorithm.loss_mode", _ACTOR + "policy_loss.loss_mode", a.loss_mode)  # verl's names are ours
     if a.loss_agg_mode == "seq-mean-token-sum-norm":
         # ours divides by data.max_response_length; verl by the padded batch length unless told
         r.put(None, _ACTOR + "loss_scale_factor", d.max_response_length)
@@ -301,6 +331,25 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     r.put("reward.mode", "+reward.custom_reward_function.reward_kwargs.reward_mode", _REWARD_MODES[rw.mode])
     r.put(None, "reward.num_workers", t.nnodes)
     r.put("reward.num_workers", _ENV + "CODEFU_JUDGE_WORKERS", rw.num_workers)
+    # reward.overlong: soft is verl's DAPO reward manager with its overlong buffer (the same linear penalty, added to
+    # the score of every response); verl has nothing that keeps truncated responses out of the loss
+    if rw.overlong == "soft":
+        r.put("reward.overlong", "reward.reward_manager.name", "dapo")
+        r.put(None, "+reward.reward_kwargs.max_resp_len", d.max_response_length)
+        r.put(None, "+reward.reward_kwargs.overlong_buffer_cfg.enable", True)
+        r.put("reward.overlong_buffer_len", "+reward.reward_kwargs.overlong_buffer_cfg.len", rw.overlong_buffer_len)
+        r.put("reward.overlong_penalty_factor", "+reward.reward_kwargs.overlong_buffer_cfg.penalty_factor",
+              rw.overlong_penalty_factor)
+        r.put(None, "+reward.reward_kwargs.overlong_buffer_cfg.log", True)  # overlong_reward in the reward metrics
+    else:
+        if rw.overlong == "filter":
+            r.fail("reward.overlong", "reward.overlong='filter': verl 0.9.1 has no option that keeps truncated "
+                                      "responses out of the loss; use reward.overlong=soft (its DAPO overlong penalty) "
+                                      "or none")
+        else:
+            r.take("reward.overlong")
+        r.take("reward.overlong_buffer_len")  # read only with soft (validate() refuses other values)
+        r.take("reward.overlong_penalty_factor")
 
     # trainer
     r.put("trainer.total_epochs", "trainer.total_epochs", t.total_epochs)

@@ -91,13 +91,16 @@ class WorkerGroup:
 
     # -- the phases of a step --------------------------------------------------------------------------
 
-    def generate(self, rows: list[dict], n: int, params: SamplingParams) -> tuple[list[Group], list]:
-        """Prompts split evenly over the workers; returns (one Group per row, [(row index, sample, judge handle)])."""
+    def generate(self, rows: list[dict], n: int, params: SamplingParams,
+                 last_round: bool = True) -> tuple[list[Group], list]:
+        """Prompts split evenly over the workers; returns (one Group per row, [(row index, sample, judge handle)]).
+        last_round=False: another generate of the same step may follow before the weight sync (dynamic sampling), so
+        the engines keep their weights (see `Worker.generate`)."""
         shares = [list(s) for s in np.array_split(np.arange(len(rows)), self.world_size)]
         answers = self._run("generate", [
             ([rows[i]["prompt"] for i in share], [rows[i] for i in share], n,
              dataclasses.replace(params, seed=params.seed + rank * RANK_SEED_STRIDE))
-            for rank, share in enumerate(shares)])
+            for rank, share in enumerate(shares)], [{"last_round": last_round}] * self.world_size)
         groups, judged = [None] * len(rows), []
         for share, (rank_groups, rank_judged) in zip(shares, answers):
             for group in rank_groups:

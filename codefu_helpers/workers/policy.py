@@ -193,11 +193,13 @@ class Policy:
             out.append((old.float().cpu(), ref.float().cpu() if ref is not None else None))
         return out
 
-    def update_mini_batch(self, micro: list[tuple[PackedBatch, torch.Tensor, torch.Tensor | None, torch.Tensor]],
+    def update_mini_batch(self, micro: list[tuple[PackedBatch, torch.Tensor, torch.Tensor | None, torch.Tensor,
+                                                  torch.Tensor | None]],
                           normalisers: dict[str, int]) -> dict:
         """One optimizer update from this worker's micro-batches of a mini-batch: (batch, old (B, T), ref (B, T)
-        or None, token advantages (B, T)) each. `normalisers` count the whole mini-batch over all workers, and the loss is
-        scaled by the worker count, so the gradient FSDP averages equals the whole mini-batch's (grpo.aggregate_loss).
+        or None, token advantages (B, T), rollout importance weights (B, T) or None) each. `normalisers` count the
+        whole mini-batch over all workers, and the loss is scaled by the worker count, so the gradient FSDP averages
+        equals the whole mini-batch's (grpo.aggregate_loss). algorithm.loss_mode picks the policy loss (vanilla, gspo).
 
         The schedule advances only with an optimizer step actually taken (a non-finite gradient skips both), and
         the gradients are freed after the step: between updates (rollout, the weight sync) they take no memory.
@@ -207,7 +209,7 @@ class Policy:
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
         micro_metrics = []
-        for batch, old, ref, advantages in micro:
+        for batch, old, ref, advantages, is_weights in micro:
             with self.compute():
                 log_prob, entropy = self.model(batch, cfg.rollout.temperature, with_entropy=True,
                                                entropy_grad=alg.entropy_coef != 0.0)
@@ -216,7 +218,9 @@ class Policy:
                 batch.response_mask, ref_log_prob=ref.to(device) if ref is not None else None,
                 entropy=entropy.float() if entropy is not None else None,
                 clip_ratio_low=alg.clip_ratio_low, clip_ratio_high=alg.clip_ratio_high,
-                clip_ratio_c=alg.clip_ratio_c, loss_agg_mode=alg.loss_agg_mode, entropy_coef=alg.entropy_coef,
+                clip_ratio_c=alg.clip_ratio_c, loss_agg_mode=alg.loss_agg_mode, loss_mode=alg.loss_mode,
+                rollout_is_weights=is_weights.to(device) if is_weights is not None else None,
+                entropy_coef=alg.entropy_coef,
                 use_kl_loss=alg.use_kl_loss, kl_coef=alg.kl_coef, kl_estimator=alg.kl_estimator,
                 max_response_length=cfg.data.max_response_length, dp_size=self.world_size, **normalisers)
             out.loss.backward()

@@ -197,16 +197,19 @@ class Worker:
 
     # -- the step --------------------------------------------------------------------------------------
 
-    def generate(self, prompts: list, rows: list[dict], n: int, params: SamplingParams) -> tuple[list, list]:
+    def generate(self, prompts: list, rows: list[dict], n: int, params: SamplingParams,
+                 last_round: bool = True) -> tuple[list, list]:
         """n samples per prompt from this worker's engine; each sample goes to the judge the moment it exists.
-        Returns (groups, [(prompt index in `prompts`, sample, judge handle)])."""
+        Returns (groups, [(prompt index in `prompts`, sample, judge handle)]). last_round: no further generate
+        comes before the step's weight sync (False for a dynamic-sampling round that may be followed by another)."""
         judged = []
 
         def on_sample(index: int, sample: Sample) -> None:
             judged.append((index, sample, self.judge.submit(sample.text, rows[index])))
 
-        # a training step syncs new weights before the next generate: a sleeping vLLM may drop its weights (level 2)
-        resync = {"resync": True} if self.engine.backend == "vllm" else {}
+        # the step's last generate is followed by a sync of new weights: a sleeping vLLM may drop its weights (level
+        # 2); after an earlier round of the step it keeps them (level 1), since the next round generates with them
+        resync = {"resync": last_round} if self.engine.backend == "vllm" else {}
         with self._rollout_context():
             groups = self.engine.generate(prompts, n, params, on_sample=on_sample, **resync)
         if hasattr(self.judge, "forget_rows"):
@@ -243,9 +246,10 @@ class Worker:
             else:
                 advantages = torch.tensor([it["advantage"] for it in items] or [0.0])[:, None] * \
                     batch.response_mask.cpu()
-            if items and items[0].get("is_weight") is not None:  # truncated IS: scales each token's policy loss
-                advantages = advantages * _stack([it["is_weight"] for it in items], width, rows)
-            batches.append((batch, old, ref, advantages))
+            # rollout importance weights (grpo.rollout_is_weights): multiply each token's policy loss
+            is_weights = _stack([it["is_weight"] for it in items], width, rows) \
+                if items and items[0].get("is_weight") is not None else None
+            batches.append((batch, old, ref, advantages, is_weights))
         return self.policy.update_mini_batch(batches, normalisers)
 
     def values(self, micro: list[list[Sample]]) -> list[list[torch.Tensor]]:
