@@ -263,7 +263,7 @@ class LocalWorkerGroup(WorkerGroup):
         self.worker = Worker(cfg)
         # trainer.fsdp_cpu_offload on one worker (allowed by CODEFU_TEST_OFFLOAD only): sharded over a process group
         # of one in this process, so that one device runs the offload path
-        master = ("127.0.0.1", _free_port()) if cfg.trainer.fsdp_cpu_offload else None
+        master = ("127.0.0.1", _free_ports(1)[0]) if cfg.trainer.fsdp_cpu_offload else None
         self.backend = self.worker.start(start_model, judge=self.judge, model=model, tokenizer=tokenizer,
                                          total_updates=total_updates, critic_updates=critic_updates, master=master)
         self.tokenizer = self.worker.tokenizer
@@ -639,9 +639,3 @@ def build_worker_group(cfg, start_model: str, *, compute_score: Callable | None 
                          "model.path themselves: pass the path instead (start_model)")
     return RayWorkerGroup(cfg, start_model, compute_score=compute_score, total_updates=total_updates,
                           critic_updates=critic_updates)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
