@@ -55,6 +55,7 @@ class TrainerState:
     mlflow_run_id: str | None
     config: dict[str, Any]
     world_size: int = 1         # workers that wrote it (a resume may use another number)
+    curriculum: dict[str, list[str]] | None = None  # data.curriculum: each problem's last visits' outcomes
 
 
 def checkpoint_dir(root: str | Path, step: int) -> Path:

@@ -91,6 +91,15 @@ class ModelConfig:
     # probability (sampling at temperature 1; about the pass@1 it will start GRPO with); warm_start_steps is then
     # the most it may take. null: always warm_start_steps steps
     warm_start_target_p: float | None = None
+    # LoRA: lora_rank 0 trains every weight. r > 0 freezes the base weights (kept in `dtype`) and trains low-rank
+    # adapters of rank r on lora_target_modules instead (float32, the only parameters in the optimizer); the KL
+    # reference is the base with the adapters switched off, the rollout engine gets the merged weights, checkpoints
+    # hold the adapters and their optimizer state, the export writes the merged model and <output_dir>/adapter
+    lora_rank: int = 0
+    lora_alpha: float = 16.0  # the adapters' output is scaled by lora_alpha / lora_rank
+    lora_dropout: float = 0.0  # dropout on the adapters' input while training
+    lora_target_modules: list[str] | None = None  # linear modules by name (q_proj, v_proj, ...); null: all of them
+                                                  # in the decoder, lm_head excepted (peft's all-linear)
 
     def resolved_device(self) -> str:
         """`device` with "auto" resolved: cuda when a GPU is visible, else cpu."""
@@ -113,6 +122,11 @@ class DataConfig:
     max_response_length: int = 256  # generation budget in tokens; also the seq-mean-token-sum-norm divisor
     train_batch_size: int = 4  # prompts per GRPO step
     shuffle: bool = True
+    # online curriculum: a problem whose last curriculum_visits visits (steps that sampled it) were solved by every
+    # valid sample, or by none, is skipped from then on (the next problem of the data order takes its place); such
+    # groups get advantage 0 under a group baseline. Metrics curriculum_skipped / _retired_solved / _retired_unsolved
+    curriculum: bool = False
+    curriculum_visits: int = 2  # read only with curriculum=true: K, the visits that must agree (>= 1)
 
 
 @dataclass
@@ -724,6 +738,30 @@ def _check_values(cfg: ExperimentConfig, problems: list[str]) -> None:
     else:
         need(rounds == 2, f"algorithm.dynamic_sampling_max_rounds={rounds} is read only with "
                           "algorithm.dynamic_sampling=true: remove it (2), or set algorithm.dynamic_sampling=true")
+
+    # model: LoRA
+    if m.lora_rank:
+        need(m.lora_rank > 0, f"model.lora_rank={m.lora_rank} must be >= 0 (0: full fine-tuning; 8-64 is usual)")
+        need(m.lora_alpha > 0, f"model.lora_alpha={m.lora_alpha} must be > 0 (the adapters are scaled by "
+                               "lora_alpha / lora_rank; 16 or 2 x lora_rank is usual)")
+        need(0 <= m.lora_dropout < 1, f"model.lora_dropout={m.lora_dropout} must be in [0, 1)")
+        need(m.lora_target_modules is None or bool(m.lora_target_modules),
+             "model.lora_target_modules=[] names no module: list linear modules (q_proj, v_proj, ...) or null for all")
+    else:
+        for key, value, default in (("lora_alpha", m.lora_alpha, 16.0), ("lora_dropout", m.lora_dropout, 0.0),
+                                    ("lora_target_modules", m.lora_target_modules, None)):
+            need(value == default, f"model.{key}={value} is read only with model.lora_rank > 0: remove it "
+                                   f"({default}), or set model.lora_rank (e.g. 16)")
+
+    # data: online curriculum
+    if d.curriculum:
+        need(d.curriculum_visits >= 1, f"data.curriculum_visits={d.curriculum_visits} must be >= 1 (the last visits of a "
+                                       "problem that must all be solved by every, or by no, sample before it is skipped)")
+        need(r.n >= 2, f"data.curriculum=true reads solved-by-every / by-no sample over groups: rollout.n={r.n} must "
+                       "be >= 2")
+    else:
+        need(d.curriculum_visits == 2, f"data.curriculum_visits={d.curriculum_visits} is read only with "
+                                       "data.curriculum=true: remove it (2), or set data.curriculum=true")
 
     # optim
     need(o.lr > 0, f"optim.lr={o.lr} must be > 0 (1e-6 is usual for RL on a 7B model)")

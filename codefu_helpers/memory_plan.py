@@ -227,6 +227,19 @@ class ModelShape:
         norm and a one-output value head with its bias, no lm_head."""
         return self.layers * self.layer_params + self.vocab * self.hidden + self.hidden + self.hidden + 1
 
+    def linear_shapes(self) -> dict[str, tuple[int, int]]:
+        """(in, out) of each linear module of a decoder layer, by its HF name (what LoRA targets)."""
+        h, i = self.hidden, self.intermediate
+        return {"q_proj": (h, self.q_dim), "k_proj": (h, self.kv_dim), "v_proj": (h, self.kv_dim),
+                "o_proj": (self.q_dim, h), "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h)}
+
+    def lora_layer_params(self, rank: int, targets: list[str] | None = None) -> int:
+        """LoRA adapter parameters of one decoder layer: rank x (in + out) per targeted linear module (null: all of
+        them, peft's all-linear without lm_head)."""
+        shapes = self.linear_shapes()
+        names = [n for n in shapes if targets is None or n in targets]
+        return sum(rank * sum(shapes[n]) for n in names)
+
     @property
     def largest_param(self) -> int:
         return max(self.vocab * self.hidden, self.hidden * self.intermediate)
@@ -393,6 +406,9 @@ class MemoryPlan:
             out.append("set rollout.enable_sleep_mode=true, or lower rollout.gpu_memory_utilization")
         if self.shard == 1 or self.world_size < 8:
             out.append("train on more GPUs (the training state is sharded over the GPUs of a node)")
+        if phase.get("gradients", 0) + phase.get("AdamW moments", 0) > 0.3 * sum(phase.values()):
+            out.append("train LoRA adapters instead of every weight (model.lora_rank, e.g. 32: gradients and AdamW "
+                       "state for about 1 % of the parameters; configs/lora_qwen2.5_coder_7b_1gpu.yaml)")
         out.append("or use a device with more memory")
         return out
 
@@ -496,17 +512,23 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
     tokens = a.ppo_max_token_len_per_gpu or a.ppo_micro_batch_size * max_model_len
 
     offload = bool(cfg.trainer.fsdp_cpu_offload) and device == "cuda" and sharded
+    # LoRA: only the adapters train (float32 masters, gradients, moments); the base is frozen in model.dtype and is
+    # the reference (no copy)
+    lora_layer = shape.lora_layer_params(m.lora_rank, m.lora_target_modules) if m.lora_rank else 0
+    trainable = shape.layers * lora_layer if m.lora_rank else P
     comp: dict[str, int] = {}
-    comp["master weights (fp32)"] = 4 * P // shard
-    comp["gradients (fp32)"] = 4 * P // shard
-    comp["AdamW moments (fp32)"] = 8 * P // shard
-    if a.use_kl_loss:
+    if m.lora_rank:
+        comp["frozen base weights"] = c * P // shard
+    comp["master weights (fp32)"] = 4 * trainable // shard
+    comp["gradients (fp32)"] = 4 * trainable // shard
+    comp["AdamW moments (fp32)"] = 8 * trainable // shard
+    if a.use_kl_loss and not m.lora_rank:
         comp["reference"] = (c * P // shard) if sharded else 4 * P
     if sharded:
-        comp["gathered for compute"] = c * (shape.root_params + 2 * shape.layer_params)
-        comp["backward: one layer's gradient"] = (c + 4) * shape.layer_params
+        comp["gathered for compute"] = c * (shape.root_params + 2 * (shape.layer_params + lora_layer))
+        comp["backward: one layer's gradient"] = (c + 4) * (lora_layer if m.lora_rank else shape.layer_params)
     elif autocast:
-        comp["autocast weight copies"] = c * P
+        comp["autocast weight copies"] = c * trainable
     per_token_layer = shape.activation_bytes_per_token(c, autocast)
     root_per_token = (4 + 3 * c) * shape.hidden if c < 4 else 16 * shape.hidden
     logits = 3 * min(LOGITS_CHUNK_BYTES, tokens * shape.vocab * 4)  # a chunk's logits, their softmax, their gradient
@@ -570,7 +592,9 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
                              "sync after the update loads new ones), a validation's keeps them in host memory")
         comp["rollout engine (awake)"] = awake
         sync_engine = engine_weights + 2 * c * shape.largest_param if r.enable_sleep_mode else awake
-        sync_engine += c * shape.largest_param  # the one gathered tensor of ours in flight
+        # the one gathered tensor of ours in flight; LoRA merges in float32: the base weight gathered in float32,
+        # the low-rank product, the merged tensor in model.dtype
+        sync_engine += (8 + c if m.lora_rank else c) * shape.largest_param
     else:  # HF generate: the whole model in model.dtype and its KV cache, while it generates
         kv_hf = r.generation_batch_size * max_model_len * kv_per_token
         awake = (engine_weights if sharded or autocast else 0) + kv_hf
@@ -579,22 +603,31 @@ def memory_plan(cfg, device_memory_gib: float | None = None, world_size: int | N
         sync_engine = 0
     if offload:
         offloaded = per_node * (comp["master weights (fp32)"] + comp["gradients (fp32)"] + comp["AdamW moments (fp32)"]
-                                + comp.get("reference", 0) + comp.get("critic master weights (fp32)", 0)
+                                + comp.get("reference", 0) + comp.get("frozen base weights", 0)
+                                + comp.get("critic master weights (fp32)", 0)
                                 + comp.get("critic gradients (fp32)", 0) + comp.get("critic AdamW moments (fp32)", 0))
         notes.append(f"trainer.fsdp_cpu_offload: the sharded training state lives in host memory, "
                      f"{offloaded / GIB:.0f} GiB per host for its {per_node} workers; the optimizer step runs there")
     if device == "cuda":
-        host = per_node * (4 * P + (c * P if a.use_kl_loss else 0)
+        host = per_node * (4 * P + (c * P if a.use_kl_loss and not m.lora_rank else 0)
                            + (4 * critic_shape.value_model_params if critic_shape is not None else 0))
-        notes.append(f"host memory: each of the {per_node} workers on a host loads the float32 model (and the "
-                     "reference copy" + (", and the critic's float32 copy" if critic_shape is not None else "")
-                     + f") before sharding, {host / GIB:.0f} GiB per host at the start"
+        extras = (["the reference copy"] if a.use_kl_loss and not m.lora_rank else []) \
+            + (["the critic's float32 copy"] if critic_shape is not None else [])
+        notes.append(f"host memory: each of the {per_node} workers on a host loads the float32 model"
+                     + (f" (and {' and '.join(extras)})" if extras else "")
+                     + f" before sharding, {host / GIB:.0f} GiB per host at the start"
                      + (f"; vLLM asleep after a validation keeps its weights there, "
                         f"{per_node * engine_weights / GIB:.0f} GiB" if r.backend == "vllm" and r.enable_sleep_mode
                         else ""))
-    notes.append(checkpoint_note(cfg, P, c, per_node, critic_shape))
+    if m.lora_rank:
+        notes.append(f"LoRA rank {m.lora_rank} on {', '.join(m.lora_target_modules or shape.linear_shapes())}: "
+                     f"{trainable / 1e6:.1f}M trainable parameters ({100 * trainable / P:.2f} % of {P / 1e9:.2f}B); "
+                     f"the base frozen in {m.dtype}, no reference copy (the base with the adapters off)")
+    notes.append(checkpoint_note(cfg, P, c, per_node, critic_shape, trainable=trainable))
     standing = {"master weights": comp["master weights (fp32)"], "AdamW moments": comp["AdamW moments (fp32)"],
                 "reference": comp.get("reference", 0), "reserve": reserve}
+    if m.lora_rank:
+        standing["frozen base weights"] = comp["frozen base weights"]
     if critic_shape is not None:
         standing["critic master weights"] = comp["critic master weights (fp32)"]
         standing["critic AdamW moments"] = comp["critic AdamW moments (fp32)"]
@@ -661,13 +694,17 @@ def verl_plan(cfg, shape: ModelShape, device_bytes: int, source: str, device_nam
     reserve = int(ASSUMED["gpu_reserve_gib"] * GIB)
     vocab_tokens = tokens * shape.vocab * c  # one (T x vocabulary) tensor in model.dtype
 
+    # LoRA (verl's peft actor): the base is loaded in float32 (model_dtype fp32) and frozen, only the adapters have
+    # gradients and AdamW moments, and the reference is the actor with its adapters off (no host copy)
+    lora_layer = shape.lora_layer_params(m.lora_rank, m.lora_target_modules) if m.lora_rank else 0
+    trainable = shape.layers * lora_layer if m.lora_rank else P
     comp: dict[str, int] = {}
-    comp["master weights (fp32)"] = 4 * P // W
-    comp["gradients (fp32)"] = 4 * P // W
-    comp["AdamW moments (fp32)"] = 8 * P // W
-    comp["gathered for compute"] = c * (shape.root_params + 2 * shape.layer_params)
-    comp["backward: one layer's gradient"] = (c + 4) * shape.layer_params
-    comp["backward: lm_head's gradient"] = c * shape.vocab * shape.hidden
+    comp["master weights (fp32)"] = 4 * (P + trainable if m.lora_rank else P) // W
+    comp["gradients (fp32)"] = 4 * trainable // W
+    comp["AdamW moments (fp32)"] = 8 * trainable // W
+    comp["gathered for compute"] = c * (shape.root_params + 2 * (shape.layer_params + lora_layer))
+    comp["backward: one layer's gradient"] = (c + 4) * (lora_layer if m.lora_rank else shape.layer_params)
+    comp["backward: lm_head's gradient"] = 0 if m.lora_rank else c * shape.vocab * shape.hidden
     per_token_layer = shape.activation_bytes_per_token(c)
     root_per_token = (4 + 3 * c) * shape.hidden
     if m.gradient_checkpointing:
@@ -678,7 +715,7 @@ def verl_plan(cfg, shape: ModelShape, device_bytes: int, source: str, device_nam
     comp["logits (update)"] = verl_logits_copies(cfg, "update") * vocab_tokens
     comp["log-prob pass (no grad)"] = tokens * (per_token_layer + root_per_token)
     comp["logits (log-prob pass)"] = verl_logits_copies(cfg, "log-prob") * vocab_tokens
-    comp["AdamW step temporary (fp32)"] = 4 * P // W
+    comp["AdamW step temporary (fp32)"] = 4 * trainable // W
 
     utilization = r.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION
     awake = int(utilization * device_bytes)
@@ -778,12 +815,17 @@ def verl_plan(cfg, shape: ModelShape, device_bytes: int, source: str, device_nam
         notes.append(f"free_cache_engine: between rollouts vLLM keeps ~{ASSUMED['vllm_asleep_gib']:g} GiB on the "
                      "GPU (assumed); its weights are reloaded from the actor at each weight sync")
     if offload:
-        host = per_node * (12 * P // W + c * P // W
+        host = per_node * (comp["master weights (fp32)"] + comp["AdamW moments (fp32)"]
+                           + (0 if m.lora_rank else c * P // W)
                            + (12 * critic_shape.value_model_params // W if critic_shape is not None else 0))
         notes.append(f"param/optimizer offload: the sharded master weights and AdamW moments of a host's {per_node} "
                      f"workers and the reference wait in host memory, {host / GIB:.0f} GiB per host; each phase "
                      "loads what it uses back onto the GPU")
-    notes.append(checkpoint_note(cfg, P, c, per_node, critic_shape))
+    if m.lora_rank:
+        notes.append(f"LoRA rank {m.lora_rank}: {trainable / 1e6:.1f}M trainable parameters; verl keeps the frozen "
+                     "base in float32 (the actor's model_dtype) and takes the reference as the actor with its "
+                     "adapters off")
+    notes.append(checkpoint_note(cfg, P, c, per_node, critic_shape, trainable=trainable))
     return MemoryPlan(config_name=cfg.name, shape=shape, device="cuda", device_bytes=device_bytes,
                       device_source=source, world_size=W, shard=W, tokens_per_micro_batch=tokens,
                       components=comp, phases=phases, kv_capacity_tokens=kv_capacity, max_model_len=max_model_len,
@@ -791,22 +833,25 @@ def verl_plan(cfg, shape: ModelShape, device_bytes: int, source: str, device_nam
 
 
 def checkpoint_bytes_per_host(cfg, params: int, compute_bytes: int, per_node: int,
-                              critic_params: int = 0) -> tuple[int, int]:
+                              critic_params: int = 0, trainable: int | None = None) -> tuple[int, int]:
     """(bytes a checkpoint writes on the host that writes most, bytes on every other host): the float32 master
     weights and AdamW moments of the host's workers (a PPO critic's too), plus on one host the whole model in HF
     format in model.dtype (verl saves it with every checkpoint on rank 0's host; the native trainer writes it only
     at the end)."""
     world = max(cfg.world_size, 1)
-    state = 12 * (params + critic_params) * per_node // world
+    trained = params if trainable is None else trainable  # LoRA: the adapters and their moments only
+    state = 12 * (trained + critic_params) * per_node // world
     hf = compute_bytes * params if cfg.trainer.engine == "verl" else 0
     return state + hf, state
 
 
-def checkpoint_note(cfg, params: int, compute_bytes: int, per_node: int, critic_shape=None) -> str:
+def checkpoint_note(cfg, params: int, compute_bytes: int, per_node: int, critic_shape=None,
+                    trainable: int | None = None) -> str:
     """What a save writes per host, how long that takes at the assumed write rate against SageMaker's stop grace,
     and what a stop or a Spot reclaim can lose with this config's engine."""
     most, other = checkpoint_bytes_per_host(cfg, params, compute_bytes, per_node,
-                                            critic_shape.value_model_params if critic_shape is not None else 0)
+                                            critic_shape.value_model_params if critic_shape is not None else 0,
+                                            trainable=trainable)
     rate = ASSUMED["checkpoint_write_gib_s"]
     seconds = most / GIB / rate
     ck = cfg.checkpoint

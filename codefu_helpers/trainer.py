@@ -58,6 +58,8 @@ from . import estimators, grpo
 from .checkpoint import (MODEL_DIR, TRAINING_RECORD, TrainerState, latest_checkpoint, load_trainer_state,
                          skipped_checkpoints, write_checkpoint)
 from .config import ConfigError, check_native_trainer
+from .curriculum import Curriculum, CurriculumExhausted
+from .lora import ADAPTER_DIR
 from .policy_ops import pack
 from .reward import Scored, overlong_penalty
 from .rollout import Group, Sample, SamplingParams
@@ -104,7 +106,10 @@ class GRPOTrainer:
         self.tokenizer = self.workers.tokenizer
         self.logger = logger
         self.step_done = 0  # optimizer steps completed (== training steps)
-        self.extra_problems = 0  # problems drawn by dynamic-sampling rounds beyond train_batch_size per step, so far
+        # problems of the data order consumed beyond train_batch_size per step so far: those dynamic-sampling rounds
+        # drew, and those the curriculum passed over
+        self.extra_problems = 0
+        self.curriculum = Curriculum(cfg.data.curriculum_visits) if cfg.data.curriculum else None
         self.resumed_run_id: str | None = None  # MLflow run of the checkpoint `resume` loaded
         self.last_step: dict[str, Any] = {}  # the latest step's samples, verdicts and advantages (for inspection)
 
@@ -153,13 +158,36 @@ class GRPOTrainer:
 
     def data_position(self, step: int) -> int:
         """Problems of the data order consumed before step `step` (0-based): data.train_batch_size per step, plus
-        those the dynamic-sampling rounds of the steps before drew beyond it (`extra_problems`, kept in checkpoints
-        as part of their data_position, so a resumed run continues at the same problem)."""
+        those the steps before consumed beyond it (`extra_problems`: dynamic-sampling rounds, problems the curriculum
+        skipped; kept in checkpoints as part of their data_position, so a resumed run continues at the same problem)."""
         return step * self.cfg.data.train_batch_size + self.extra_problems
+
+    def draw(self, position: int, count: int) -> tuple[list[dict], int]:
+        """`count` problems of the data order from `position` on, passing over those the curriculum retired; returns
+        them and the positions consumed (drawn + skipped). Raises CurriculumExhausted when a whole pass over the
+        problems finds none to draw."""
+        if self.curriculum is None:
+            return self.rows_at(position, count), count
+        rows, p, skipped_in_a_row = [], position, 0
+        while len(rows) < count:
+            row = self.rows_at(p, 1)[0]
+            p += 1
+            if self.curriculum.retired(row["reward_model"]["ground_truth"]["name"]) is None:
+                rows.append(row)
+                skipped_in_a_row = 0
+                continue
+            skipped_in_a_row += 1
+            if skipped_in_a_row >= len(self.rows):
+                counts = self.curriculum.counts(problem_names(self.rows))
+                raise CurriculumExhausted(
+                    f"data.curriculum: all {len(self.rows)} training problems are retired ({counts['solved']} solved "
+                    f"by every sample, {counts['unsolved']} by none, over their last {self.curriculum.visits} "
+                    "visits): nothing is left to train on")
+        return rows, p - position
 
     def batch_rows(self, step: int) -> list[dict]:
         """The problems of training step `step` (0-based), of its first generation round."""
-        return self.rows_at(self.data_position(step), self.cfg.data.train_batch_size)
+        return self.draw(self.data_position(step), self.cfg.data.train_batch_size)[0]
 
     # -- one step --------------------------------------------------------------------------------------
 
@@ -189,7 +217,7 @@ class GRPOTrainer:
         rows, groups, samples, group_ids, results, keep = [], [], [], [], [], []
         informative: list[int] = []  # groups (indices into `rows`) that carry a gradient, in order
         t_generate = t_reward = 0.0
-        rounds = 0
+        rounds = consumed = 0  # consumed: positions of the data order this step used (drawn + skipped)
         while True:
             if rounds == 0:
                 count = size
@@ -198,7 +226,13 @@ class GRPOTrainer:
                 count = count if cap is not None else min(count, len(self.rows) - len(rows))
             last_round = rounds == cap  # only then is the step's weight sync known to come next
             params = sampling_params(cfg, seed=self.seed * 100_003 + step + rounds * ROUND_SEED_STRIDE)
-            round_rows = self.rows_at(position + len(rows), count)
+            try:
+                round_rows, used = self.draw(position + consumed, count)
+            except CurriculumExhausted:
+                if rounds == 0:
+                    raise
+                break  # a later round: the step trains on what its rounds found
+            consumed += used
             t0 = time.perf_counter()
             round_groups, judged = self.workers.generate(round_rows, cfg.rollout.n, params, last_round=last_round)
             t1 = time.perf_counter()
@@ -226,6 +260,8 @@ class GRPOTrainer:
 
         metrics = self._rollout_metrics(groups, samples, results)  # over every sample generated in the step
         metrics.update(self._group_metrics(samples, group_ids, results, keep))
+        if self.curriculum is not None:
+            metrics.update(self._visit(rows, group_ids, results, skipped=consumed - len(rows)))
         generated = {"samples": samples, "group_ids": group_ids, "results": results, "keep": keep}
         if alg.dynamic_sampling:
             # the batch: the first train_batch_size informative groups; later ones are surplus (verl discards them too)
@@ -263,8 +299,7 @@ class GRPOTrainer:
             metrics["skipped_update"] = 1.0
         if not metrics.get("optimizer_steps") and self.workers.backend == "vllm" and cfg.rollout.enable_sleep_mode:
             self.workers.sync_weights()  # the engines dropped their weights after the last round (level 2): refill them
-        if alg.dynamic_sampling:
-            self.extra_problems += len(rows) - size  # the step is done: its extra problems are consumed
+        self.extra_problems += consumed - size  # the step is done: its extra and skipped problems are consumed
         metrics["step_seconds"] = time.perf_counter() - start
         timing = self.workers.take_timing()
         metrics["time_orchestration"] = timing["wall"] - timing["busy"]  # worker calls beyond the slowest worker's work
@@ -273,6 +308,20 @@ class GRPOTrainer:
             metrics["ray_nodes"] = self.workers.ray_nodes
         metrics["tokens_per_second"] = metrics["response_tokens"] / max(metrics["time_generate"], 1e-9)
         return metrics
+
+    def _visit(self, rows: list[dict], group_ids: list[int], results: list[Scored], skipped: int) -> dict:
+        """data.curriculum: records each generated group as a visit of its problem (the passed flags of its valid
+        samples); the step's skipped problems and the problems retired after it."""
+        passed: dict[int, list[bool]] = {g: [] for g in range(len(rows))}
+        for g, r in zip(group_ids, results):
+            if not r.judge_error:
+                passed[g].append(bool(r.passed))
+        names = problem_names(rows)
+        for g, flags in passed.items():
+            self.curriculum.record(names[g], flags)
+        retired = self.curriculum.counts(problem_names(self.rows))
+        return {"curriculum_skipped": skipped, "curriculum_retired_solved": retired["solved"],
+                "curriculum_retired_unsolved": retired["unsolved"]}
 
     def _shaped_rewards(self, samples: list[Sample], results: list[Scored]) -> list[Scored]:
         """reward.overlong=soft: DAPO's overlong penalty added to each judged sample's score (judge failures stay as
@@ -463,8 +512,10 @@ class GRPOTrainer:
                              "this trainer wrote it; resume with that version, or train into a new output dir")
         self.workers.load(path)  # resharded onto this run's workers, then synced into their rollout engines
         self.step_done = state.step
-        # what dynamic-sampling rounds drew beyond train_batch_size per step (0 for a run without them)
+        # what dynamic-sampling rounds drew and the curriculum skipped beyond train_batch_size per step
         self.extra_problems = state.data_position - state.step * self.cfg.data.train_batch_size
+        if self.curriculum is not None:
+            self.curriculum = Curriculum(self.cfg.data.curriculum_visits, state.curriculum)
         self.resumed_run_id = state.mlflow_run_id
         print(f"resumed from {path} (step {state.step}; saved by {state.world_size} worker(s), continuing on "
               f"{self.workers.world_size})", flush=True)
@@ -473,7 +524,8 @@ class GRPOTrainer:
     def save(self, step: int) -> Path:
         state = TrainerState(step=step, data_position=self.data_position(step),
                              mlflow_run_id=getattr(self.logger, "run_id", None), config=self.cfg.to_dict(),
-                             world_size=self.workers.world_size)
+                             world_size=self.workers.world_size,
+                             curriculum=self.curriculum.state() if self.curriculum is not None else None)
         return write_checkpoint(self.checkpoint_root, state, self.workers.save, keep_last=self.cfg.checkpoint.keep_last)
 
     def fit(self, start_step: int = 0, stop_after_step: int | None = None,
@@ -484,7 +536,8 @@ class GRPOTrainer:
         drops that step (StepAbandoned: nothing of it reached the weights) and saves the state the step before left,
         unless that is saved already; a stop during the update finishes the step, saves and logs it; a stop during
         validation saves and logs the step without its validation numbers. Then fit returns without exporting the
-        model; a restart redoes the dropped step from its seed, so every step is logged once.
+        model; a restart redoes the dropped step from its seed, so every step is logged once. With data.curriculum,
+        a step that finds every problem retired ends the run there: the steps before are saved and exported.
 
         The final model goes to <output_dir>/model with `codefu_training.json` beside its weights (the problems
         trained on and the model GRPO started from), so an evaluation can tell seen from held-out problems."""
@@ -496,6 +549,10 @@ class GRPOTrainer:
         for step in range(start_step, total):
             try:
                 metrics = self.step(step)
+            except CurriculumExhausted as exc:
+                print(f"{exc}: the run ends after step {step}", flush=True)
+                total = step
+                break
             except StepAbandoned as exc:
                 saved = latest_checkpoint(self.checkpoint_root)
                 print(f"stop requested during step {step + 1}'s rollout ({exc}): the step is dropped (the restarted "
@@ -534,7 +591,7 @@ class GRPOTrainer:
             if stopping:
                 self._status(step + 1, "stopped")
                 return history
-        if latest_checkpoint(self.checkpoint_root) is None:
+        if not _is_step(latest_checkpoint(self.checkpoint_root), total):  # none yet, or the curriculum ended the run
             self.save(total)
         self.export(self.output_dir / MODEL_DIR)
         self._status(total, "done")
@@ -547,6 +604,8 @@ class GRPOTrainer:
         serving read only the policy."""
         path = Path(path)
         self.workers.export(path)
+        if self.cfg.model.lora_rank:  # the merged model at `path`, the adapter beside it
+            self.workers.export_adapter(path.parent / ADAPTER_DIR)
         if self.cfg.uses_critic:
             self.workers.export_critic(path.parent / CRITIC_EXPORT_DIR)
         record = {"start_model": self.start_model, "train_problems": problem_names(self.rows),
@@ -637,7 +696,8 @@ def prepare_training(cfg) -> TrainingData:
 
 
 # A resumed run continues a schedule and a data order that these keys fixed when it started.
-DATA_ORDER_KEYS = ("data.train_batch_size", "data.shuffle", "trainer.seed", "data.tiers", "data.max_problems")
+DATA_ORDER_KEYS = ("data.train_batch_size", "data.shuffle", "trainer.seed", "data.tiers", "data.max_problems",
+                   "data.curriculum", "data.curriculum_visits")
 SCHEDULE_KEYS = ("optim.lr", "optim.warmup_steps", "optim.lr_schedule", "algorithm.ppo_mini_batch_size",
                  "algorithm.ppo_epochs", "critic.lr", "critic.warmup_steps", "critic.lr_schedule",
                  "critic.ppo_epochs", "trainer.critic_warmup")

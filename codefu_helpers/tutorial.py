@@ -44,14 +44,15 @@ SMOKE_NOTEBOOK = "03_grpo_smoke_test.ipynb"
 
 
 def smoke_config(config: str, device: str, *, train_path: str | Path, dataset: str, output_dir: str | Path,
-                 seed: int = 0, model: str = "", max_steps: int = 0, estimator: str = "",
+                 seed: int = 0, model: str = "", max_steps: int = 0, estimator: str = "", lora_rank: int = 0,
                  overrides: dict | None = None):
     """Notebook 03's experiment: (config file, validated ExperimentConfig). The file is `config` itself (a YAML
     path, `repo_path` rules) or, for "auto", the one for `device` (SMOKE_CONFIGS: the CPU config that learns in
     minutes, or the single-GPU config of a pretrained coder model). On top of it: this device, notebook 01's train
     split, no validation during training (notebook 05 evaluates on the held-out problems), the seed, a fresh run
     (no resume), then `model`, `max_steps` and `estimator` (algorithm.adv_estimator: grpo, gae = PPO with a critic,
-    rloo, reinforce_plus_plus) when set, then any other `overrides` (dotted keys)."""
+    rloo, reinforce_plus_plus) and `lora_rank` (LoRA adapters of that rank, alpha twice the rank) when set, then any
+    other `overrides` (dotted keys)."""
     from .config import ExperimentConfig
 
     if config == "auto":
@@ -64,7 +65,9 @@ def smoke_config(config: str, device: str, *, train_path: str | Path, dataset: s
               "data.val_path": None, "trainer.test_freq": 0, "trainer.seed": seed,
               "trainer.output_dir": str(output_dir), "checkpoint.resume": False,
               **({"model.path": model} if model else {}), **({"trainer.total_steps": max_steps} if max_steps else {}),
-              **({"algorithm.adv_estimator": estimator} if estimator else {}), **(overrides or {})}
+              **({"algorithm.adv_estimator": estimator} if estimator else {}),
+              **({"model.lora_rank": lora_rank, "model.lora_alpha": 2.0 * lora_rank} if lora_rank else {}),
+              **(overrides or {})}
     return path, ExperimentConfig.from_yaml(path).with_overrides(chosen).validate()
 
 
@@ -98,7 +101,7 @@ def render_smoke(device: str, parameters: dict | None = None):
     path, cfg = smoke_config(p["CONFIG"], device, train_path=split_paths(run_dir)["train"],
                              dataset=dataset_ref(p["DATASET"]), output_dir=run_dir / "grpo", seed=p["SEED"],
                              model=p["MODEL"], max_steps=p["MAX_STEPS"], estimator=p["ESTIMATOR"],
-                             overrides=p["OVERRIDES"])
+                             lora_rank=p["LORA_RANK"], overrides=p["OVERRIDES"])
     return path, cfg, smoke_eval_samples(p["EVAL_SAMPLES"], device)
 
 

@@ -72,6 +72,33 @@ def test_filtered_samples_do_not_move_their_groups_baseline():
     torch.testing.assert_close(with_filtered[keep > 0], without)
 
 
+def test_the_curriculum_retires_a_problem_after_k_agreeing_visits_as_a_direct_computation_says():
+    from codefu_helpers.curriculum import Curriculum
+
+    rng = np.random.default_rng(1)
+    for visits in (1, 2, 3):
+        curriculum, seen = Curriculum(visits), {}
+        for _ in range(300):
+            name = f"p{int(rng.integers(0, 6))}"
+            size = int(rng.integers(0, 5))  # 0: every sample's judging failed, no visit
+            bias = rng.choice([0.0, 0.5, 1.0])
+            passed = [bool(rng.random() < bias) for _ in range(size)]
+            curriculum.record(name, passed)
+            if passed:
+                seen.setdefault(name, []).append("all" if all(passed) else "none" if not any(passed) else "mixed")
+            for p in (f"p{i}" for i in range(6)):
+                last = seen.get(p, [])[-visits:]
+                direct = None if len(last) < visits or len(set(last)) > 1 or last[0] == "mixed" else \
+                    {"all": "solved", "none": "unsolved"}[last[0]]
+                assert curriculum.retired(p) == direct
+        names = [f"p{i}" for i in range(6)]
+        assert curriculum.counts(names + names) == {  # each problem counted once
+            "solved": sum(curriculum.retired(p) == "solved" for p in names),
+            "unsolved": sum(curriculum.retired(p) == "unsolved" for p in names)}
+        restored = Curriculum(visits, curriculum.state())  # what a checkpoint holds is enough to go on
+        assert all(restored.retired(p) == curriculum.retired(p) for p in names)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # config and verl
 
@@ -88,6 +115,9 @@ def test_filtered_samples_do_not_move_their_groups_baseline():
      "reward.overlong_penalty_factor=0"),
     ({"reward.overlong": "filter", "reward.overlong_buffer_len": 8}, "reward.overlong_buffer_len=8 is read only"),
     ({"reward.overlong_penalty_factor": 2.0}, "reward.overlong_penalty_factor=2.0 is read only"),
+    ({"data.curriculum": True, "data.curriculum_visits": 0}, "data.curriculum_visits=0 must be >= 1"),
+    ({"data.curriculum_visits": 3}, "data.curriculum_visits=3 is read only"),
+    ({"data.curriculum": True, "rollout.n": 1, "algorithm.adv_estimator": "reinforce_plus_plus"}, "rollout.n=1"),
 ])
 def test_each_new_key_is_validated_before_anything_loads(overrides, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.").replace("(", r"\(")):
@@ -131,6 +161,7 @@ def test_verl_gets_filter_groups_and_the_dapo_overlong_buffer():
 @pytest.mark.parametrize("overrides, key", [
     ({"algorithm.dynamic_sampling": True}, "algorithm.dynamic_sampling_max_rounds=2"),
     ({"reward.overlong": "filter"}, "reward.overlong='filter'"),
+    ({"data.curriculum": True}, "data.curriculum=true"),
 ])
 def test_what_verl_091_cannot_honour_is_refused_naming_the_key(overrides, key):
     from codefu_helpers.launch.verl_engine import verl_overrides
@@ -339,3 +370,47 @@ def test_overlong_responses_are_filtered_from_the_loss_or_penalised(tiny, tmp_pa
         assert metrics["overlong_penalty_mean"] == pytest.approx(np.mean(penalties))
         assert metrics["overlong_penalised"] == sum(1 for p in penalties if p < 0)
         assert metrics["reward_mean"] == pytest.approx(np.mean([a + b for a, b in zip(raw, penalties)]))
+
+
+def test_the_curriculum_skips_settled_problems_records_them_in_checkpoints_and_ends_the_run_when_none_is_left(
+        tiny, tmp_path):
+    """data.curriculum with K=1, unshuffled p0..p11: p0 is never solved and p7 always (CONSTANT), the others' rewards
+    spread. A settled group retires its problem; the data order passes over it from then on; a resumed run knows."""
+    cfg = _cfg(tmp_path, **{"data.curriculum": True, "data.curriculum_visits": 1, "trainer.total_steps": 3})
+    trainer = _trainer(cfg, tiny, tmp_path)
+    history = trainer.fit(stop_after_step=1)  # step 1 (p0, p1), saved
+    assert _names(trainer.last_step["rows"]) == ["p0", "p1"]
+    assert trainer.curriculum.retired("p0") == "unsolved"
+    passed = {}
+    for g, r in zip(trainer.last_step["group_ids"], trainer.last_step["results"]):
+        passed.setdefault(g, []).append(r.passed)
+    p1 = passed[1]
+    assert history[0]["curriculum_skipped"] == 0
+    assert history[0]["curriculum_retired_unsolved"] == 1 + (not any(p1))
+    assert history[0]["curriculum_retired_solved"] == int(all(p1))
+    trainer.extra_problems = 0
+    trainer.curriculum.history = {"p2": ["none"], "p3": ["all"], "p0": ["none"]}  # as if p2 and p3 had settled too
+    metrics = trainer.step(1)
+    assert _names(trainer.last_step["rows"]) == ["p4", "p5"]  # p2, p3 passed over: two positions consumed besides
+    assert metrics["curriculum_skipped"] == 2 and trainer.extra_problems == 2
+    settled = trainer.curriculum.counts(PROBLEMS)
+    assert (metrics["curriculum_retired_solved"], metrics["curriculum_retired_unsolved"]) == \
+        (settled["solved"], settled["unsolved"])
+
+    from codefu_helpers.checkpoint import latest_checkpoint, load_trainer_state
+    from codefu_helpers.trainer import GRPOTrainer
+
+    trainer.save(2)
+    state = load_trainer_state(latest_checkpoint(trainer.checkpoint_root))
+    assert state.curriculum == trainer.curriculum.state() and state.data_position == 2 * 2 + 2
+    resumed = GRPOTrainer(cfg, _rows(), tmp_path, model=copy.deepcopy(tiny[0]), tokenizer=tiny[1],
+                          compute_score=fake_score)
+    assert resumed.resume() == 2 and resumed.curriculum.state() == trainer.curriculum.state()
+    assert _names(resumed.batch_rows(2)) == _names(trainer.batch_rows(2))
+    # every problem settled: the next step has nothing to draw; the run ends there, saved and exported
+    resumed.curriculum.history = {name: ["none"] for name in PROBLEMS}
+    assert resumed.fit(start_step=2) == []
+    assert load_trainer_state(latest_checkpoint(resumed.checkpoint_root)).step == 2
+    assert (tmp_path / "model" / "codefu_training.json").exists()
+    resumed.close()
+    trainer.close()

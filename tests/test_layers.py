@@ -4,16 +4,18 @@ Every `import` and `from ... import` in `codefu_helpers` counts, at module level
 moved into a function still ties the two modules together; it only hides the knot until run time). The layers are
 those of the architecture page, bottom row first:
 
-    leaves       rollout/, checkpoint, config, data, tiny_model, tracking, samples, memory_plan, step_time, device_check
+    leaves       rollout/, checkpoint, config, data, tiny_model, tracking, samples, memory_plan, step_time, device_check,
+                 curriculum
     judge        sandbox/
     rewards      reward, reward_validation
     maths        grpo, estimators
-    model-side   policy_ops, sft
-    evaluation   eval_datasets, evaluate
+    model-side   policy_ops, sft, lora
+    evaluation   eval_datasets, evaluate, pass_rate (difficulty from a model: it samples through evaluate)
     workers      workers/
     controller   trainer
-    front ends   train, launch/, tutorial
+    front ends   train, launch/, tutorial, data.__main__ (the data commands: one of them samples a model)
 
+A row may name a module inside a package of a lower row (data.__main__); the rest of that package keeps its row.
 A module may import from its own row or the rows below (never above), and the import graph has no cycle at all.
 A new module must be given a row here: the test names it until it has one.
 """
@@ -30,15 +32,15 @@ PACKAGE = "codefu_helpers"
 
 LAYERS = [
     ("leaves", ["rollout", "checkpoint", "config", "data", "tiny_model", "tracking", "samples", "memory_plan",
-                "step_time", "device_check"]),
+                "step_time", "device_check", "curriculum"]),
     ("judge", ["sandbox"]),
     ("rewards", ["reward", "reward_validation"]),
     ("maths", ["grpo", "estimators"]),
-    ("model-side", ["policy_ops", "sft"]),
-    ("evaluation", ["eval_datasets", "evaluate"]),
+    ("model-side", ["policy_ops", "sft", "lora"]),
+    ("evaluation", ["eval_datasets", "evaluate", "pass_rate"]),
     ("workers", ["workers"]),
     ("controller", ["trainer"]),
-    ("front ends", ["train", "launch", "tutorial"]),
+    ("front ends", ["train", "launch", "tutorial", "data.__main__"]),
 ]
 
 
@@ -174,7 +176,11 @@ def _component_of(graph: dict[str, dict[str, int]], start: str) -> list[str]:
 
 
 def layer_of(module: str) -> int | None:
-    top = module.split(".")[1] if module.count(".") else module
+    inside = module.split(".", 1)[1] if module.count(".") else module
+    for row, (_, members) in enumerate(LAYERS):  # a module named on its own row first (data.__main__)
+        if inside in members:
+            return row
+    top = inside.split(".")[0]
     for row, (_, members) in enumerate(LAYERS):
         if top in members:
             return row

@@ -120,7 +120,9 @@ def results_of(run) -> dict:
 def test_01_dataset_filtering(run_dir, tmp_path):
     """Run from a folder that is neither the repository root nor notebooks/ (papermill runs wherever it is started):
     the relative defaults (DATASET = "data/sample") still name the repository's folders."""
-    results = results_of(execute_notebook("01_dataset_filtering.ipynb", run_dir, cwd=tmp_path))
+    results = results_of(execute_notebook("01_dataset_filtering.ipynb", run_dir, cwd=tmp_path, parameters={
+        "PASS_RATE_MODEL": "tiny://qwen2", "PASS_RATE_N": 2, "PASS_RATE_MAX_NEW_TOKENS": 24,
+        "PASS_RATE_MAX_PROBLEMS": 8}))
     authored = sum(1 for p in (ROOT / "data" / "sources" / "problems").iterdir() if (p / "meta.yaml").exists())
     assert results["kept"] == authored
     assert results["rows_read"] > results["kept"]
@@ -131,6 +133,16 @@ def test_01_dataset_filtering(run_dir, tmp_path):
     for name in ("train", "test"):
         assert Path(results["files"][name]).exists()
     assert (run_dir / "figures" / "01_ratings.png").stat().st_size > 0
+    # the optional pass-rate step, with the tiny model: every training problem gets a decision, the kept ones (and
+    # the undetermined ones) are written with the split's schema, and the split the later notebooks read is untouched
+    pass_rate = results["pass_rate"]
+    assert pass_rate["model"] == "tiny://qwen2" and pass_rate["n"] == 2 and pass_rate["band"] == [0.1, 0.9]
+    assert pass_rate["problems"] == 8 == sum(pass_rate["decisions"].values())
+    assert pass_rate["samples"] == 2 * pass_rate["problems"]
+    kept = read_verl_parquet(pass_rate["output"])
+    assert len(kept) == pass_rate["decisions"]["kept"] + pass_rate["decisions"]["undetermined"]
+    assert Path(pass_rate["output"]) == run_dir / "data" / "by_pass_rate" / "train.parquet"
+    assert len(read_verl_parquet(results["files"]["train"])) == results["splits"]["train"]
 
 
 @pytest.mark.notebook
@@ -204,13 +216,21 @@ def test_03_grpo_smoke_test(run_dir):
 
 @pytest.mark.notebook
 @pytest.mark.slow
-def test_03_trains_with_ppos_critic_when_asked(tmp_path):
-    """ESTIMATOR = "gae" (PPO with a critic) on the CI config for two steps, in a run folder of its own (03 prepares
-    the split itself): every row says gae, the critic's value loss is logged and finite, and its panel is drawn."""
+def test_03_trains_with_ppos_critic_and_lora_adapters_when_asked(tmp_path):
+    """ESTIMATOR = "gae" (PPO with a critic) and LORA_RANK = 8 on the CI config for two steps, in a run folder of its
+    own (03 prepares the split itself): every row says gae, the critic's value loss is logged and finite, and its
+    panel is drawn; only the policy's adapters train (their count as peft makes them, the critic a full model of its
+    own), and the export holds the merged model and the adapter."""
+    from codefu_helpers.memory_plan import model_shape
+
     run = execute_notebook("03_grpo_smoke_test.ipynb", tmp_path, parameters={
-        "CONFIG": "configs/ci_tiny.yaml", "ESTIMATOR": "gae", "MAX_STEPS": 2, "EVAL_SAMPLES": 2})
+        "CONFIG": "configs/ci_tiny.yaml", "ESTIMATOR": "gae", "LORA_RANK": 8, "MAX_STEPS": 2, "EVAL_SAMPLES": 2})
     results = results_of(run)
     assert results["adv_estimator"] == "gae" and results["steps"] == 2 and "gae" in results["headline"]
+    shape = model_shape("tiny://qwen2")
+    assert results["lora_rank"] == 8 and results["trainable_parameters"] == shape.layers * shape.lora_layer_params(8)
+    assert (tmp_path / "grpo" / "adapter" / "adapter_model.safetensors").exists()
+    assert (tmp_path / "grpo" / "model" / "config.json").exists() and (tmp_path / "grpo" / "critic").is_dir()
     assert all(h["adv_estimator"] == "gae" and math.isfinite(h["value_loss"]) for h in results["history"])
     rows = [json.loads(line) for line in (tmp_path / "grpo" / "metrics.jsonl").read_text().splitlines()]
     assert [r["value_loss"] for r in rows] == [h["value_loss"] for h in results["history"]]

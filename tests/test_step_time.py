@@ -108,7 +108,8 @@ def test_03_makes_its_run_the_way_render_smoke_does():
     cells = nbformat.read(ROOT / "notebooks" / "03_grpo_smoke_test.ipynb", as_version=4).cells
     sources = "\n".join(c.source for c in cells if c.cell_type == "code")
     for call in ('smoke_config(CONFIG, device, train_path=split["train"], dataset=dataset, output_dir=out_dir, seed=SEED',
-                 "model=MODEL, max_steps=MAX_STEPS, estimator=ESTIMATOR, overrides=OVERRIDES)",
+                 "model=MODEL, max_steps=MAX_STEPS, estimator=ESTIMATOR, lora_rank=LORA_RANK,",
+                 "overrides=OVERRIDES)",
                  "smoke_eval_samples(EVAL_SAMPLES, device)", "check_fits(cfg)", "smoke_estimate(cfg,"):
         assert call in sources, call
     assert set(notebook_parameters("03_grpo_smoke_test.ipynb")) >= {"CONFIG", "MAX_STEPS", "EVAL_SAMPLES", "OVERRIDES"}

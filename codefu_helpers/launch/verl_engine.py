@@ -207,6 +207,29 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
                                "model.device=cuda (or auto)")
     r.put("model.gradient_checkpointing", "actor_rollout_ref.model.enable_gradient_checkpointing",
           m.gradient_checkpointing)
+    # LoRA: verl 0.9.1's FSDP engine wraps the actor in peft (rank, alpha, target modules, no dropout), takes the
+    # reference as the base with the adapter off, and ships only the adapter to vLLM, which must then load the base
+    # weights from the model's files (load_format safetensors, not verl's default of dummy weights)
+    if m.lora_rank:
+        if megatron:
+            r.fail("model.lora_rank", f"model.lora_rank={m.lora_rank} with trainer.strategy=megatron: this renderer "
+                                      "maps LoRA for verl's FSDP workers only; use trainer.strategy=fsdp")
+            r.take("model.lora_alpha")
+            r.take("model.lora_target_modules")
+        else:
+            r.put("model.lora_rank", "actor_rollout_ref.model.lora_rank", m.lora_rank)
+            r.put("model.lora_alpha", "actor_rollout_ref.model.lora_alpha", m.lora_alpha)
+            r.put("model.lora_target_modules", "actor_rollout_ref.model.target_modules",
+                  list(m.lora_target_modules) if m.lora_target_modules else "all-linear")
+            r.put(None, _ROLLOUT + "load_format", "safetensors")
+        if m.lora_dropout:
+            r.fail("model.lora_dropout", f"model.lora_dropout={m.lora_dropout}: verl 0.9.1's FSDP engine builds its "
+                                         "LoRA layers without dropout; set model.lora_dropout=0")
+        else:
+            r.take("model.lora_dropout")
+    else:
+        for key in ("model.lora_rank", "model.lora_alpha", "model.lora_dropout", "model.lora_target_modules"):
+            r.take(key)  # full fine-tuning: verl's lora_rank default is 0 (validate() refuses the others set alone)
     if m.warm_start_steps:
         r.fail("model.warm_start_steps", f"model.warm_start_steps={m.warm_start_steps}: verl has no supervised "
                                          "warm start; start from a model that is already warm, and set it to 0")
@@ -228,6 +251,13 @@ def verl_overrides(cfg: ExperimentConfig) -> list[str]:
     r.put("data.max_response_length", "data.max_response_length", d.max_response_length)
     r.put("data.train_batch_size", "data.train_batch_size", d.train_batch_size)
     r.put("data.shuffle", "data.shuffle", d.shuffle)
+    if d.curriculum:  # verl 0.9.1's samplers see no rewards of earlier steps: nothing there skips by outcome
+        r.fail("data.curriculum", "data.curriculum=true: verl 0.9.1 has no sampler that skips problems by the outcomes "
+                                  "of their earlier visits; use trainer.engine=native, or filter the problems offline "
+                                  "with `python -m codefu_helpers.data filter-by-pass-rate`")
+    else:
+        r.take("data.curriculum")
+    r.take("data.curriculum_visits")  # read only with data.curriculum=true (validate() refuses other values)
     r.put("trainer.seed", "data.seed", t.seed)
     r.put(None, _ROLLOUT + "seed", t.seed)
 

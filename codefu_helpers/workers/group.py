@@ -244,6 +244,11 @@ class WorkerGroup:
         answers = self._run("export", [(str(path), r in self.remote_ranks) for r in range(self.world_size)])
         self._fetch_parts(answers, Path(path))
 
+    def export_adapter(self, path: Path) -> None:
+        """LoRA: the trained adapter in peft's format at `path` (see `Worker.export_adapter`)."""
+        answers = self._run("export_adapter", [(str(path), r in self.remote_ranks) for r in range(self.world_size)])
+        self._fetch_parts(answers, Path(path))
+
     def close(self) -> None:
         raise NotImplementedError
 

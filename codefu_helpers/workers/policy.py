@@ -35,6 +35,11 @@ in that unit's forward hook; the log-prob code calls the decoder and `lm_head` s
 LM's own forward, so the wrapper is the root unit instead: its hook gathers the embeddings, the final norm and the
 (tied) `lm_head` for the whole computation.
 
+With LoRA (model.lora_rank > 0, `codefu_helpers.lora`) the base weights are frozen and stored in `model.dtype`, the
+adapters are the float32 master weights and the only parameters in the optimizer; there is no reference copy (the
+reference log-probs are the policy's with its adapters switched off), the weight stream yields the merged base
+weights under the base model's names, and checkpoints hold only what trains (adapters and their optimizer state).
+
 The rollout engine never gets a standing copy of the policy from here: `stream_weights` yields one whole parameter
 at a time (sharded: gathered in the engine's dtype from the shards, one all-gather each; a collective, so every
 worker iterates it together), and `whole_model` builds a plain HF model from that stream only where one is needed
@@ -50,7 +55,7 @@ from typing import Iterator
 import torch
 from torch import nn
 
-from .. import grpo
+from .. import grpo, lora
 from ..policy_ops import PackedBatch, lr_lambda, response_log_probs
 
 
@@ -143,7 +148,13 @@ class Policy:
         self.compute_dtype = getattr(torch, cfg.model.dtype)
         self.sharded = mesh is not None
         self.device = mesh_device(mesh) if self.sharded else torch.device(device)
-        self.model = LogProbModel(lm.float())  # the master weights (no copy when loaded in float32)
+        self.lora = cfg.model.lora_rank > 0
+        if self.lora:  # the base frozen in the compute dtype, float32 adapters: the master weights
+            if reference is not None:
+                raise ValueError("a LoRA policy's reference is its base with the adapters off: pass reference=None")
+            self.model = LogProbModel(lora.add_adapters(lm, cfg.model, self.compute_dtype))
+        else:
+            self.model = LogProbModel(lm.float())  # the master weights (no copy when loaded in float32)
         mixed = self.compute_dtype != torch.float32
         if reference is not None:
             # sharded: stored in the compute dtype (FSDP2 then computes with it as it computes with the policy's
@@ -163,10 +174,15 @@ class Policy:
             if self.reference is not None:
                 self.reference.to(self.device)
         self.autocast = mixed and not self.sharded
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.optim.lr,
+        self.optimizer = torch.optim.AdamW([p for p in self.model.parameters() if p.requires_grad], lr=cfg.optim.lr,
                                            weight_decay=cfg.optim.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lr_lambda(cfg.optim.warmup_steps, cfg.optim.lr_schedule, total_updates))
+
+    @property
+    def has_reference(self) -> bool:
+        """Whether log_probs computes reference log-probs (the KL is on): a reference model, or LoRA's base."""
+        return self.reference is not None or (self.lora and self.cfg.algorithm.use_kl_loss)
 
     @property
     def lm(self) -> nn.Module:
@@ -189,7 +205,12 @@ class Policy:
         for batch in batches:
             with self.compute():
                 old, _ = self.model(batch, temperature)
-                ref = self.reference(batch, temperature)[0] if self.reference is not None else None
+                ref = None
+                if self.reference is not None:
+                    ref = self.reference(batch, temperature)[0]
+                elif self.has_reference:  # LoRA: the base is the policy with its adapters off
+                    with lora.adapters_disabled(self.lm):
+                        ref = self.model(batch, temperature)[0]
             out.append((old.float().cpu(), ref.float().cpu() if ref is not None else None))
         return out
 
@@ -233,7 +254,8 @@ class Policy:
 
     def _named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
         """The HF model's parameters and persistent buffers by their HF names, in `state_dict` order. A tied weight
-        comes under each of its names (vLLM's layer-wise reload fills a tied lm_head only from its own name)."""
+        comes under each of its names (vLLM's layer-wise reload fills a tied lm_head only from its own name). With
+        LoRA, the adapted model's names (base_layer, lora_A, lora_B): `stream_weights` merges them."""
         yield from self.lm.named_parameters(remove_duplicate=False)
         for module_name, module in self.lm.named_modules():
             for name, buffer in module._buffers.items():
@@ -248,9 +270,18 @@ class Policy:
         of the group must iterate to its end together. Unsharded, each tensor is cast (no copy when the dtype
         already matches). The caller should drop each tensor before taking the next: then a sync holds one (a tied
         weight is gathered again under its second name rather than kept)."""
+        dtype = dtype or self.compute_dtype
+        if not self.lora:
+            yield from self._gathered(dtype)
+            return
+        # LoRA: the base weights and adapters gathered in float32 (both are small next to a full model's float32
+        # masters: one weight at a time), merged into the base model's weights, then cast
+        yield from lora.merged_tensors(self._gathered(torch.float32), lora.scaling(self.cfg.model), dtype)
+
+    def _gathered(self, dtype: torch.dtype) -> Iterator[tuple[str, torch.Tensor]]:
+        """`_named_tensors`, each whole (gathered from the shards: a collective) in `dtype` on this worker's device."""
         from torch.distributed.tensor import DTensor
 
-        dtype = dtype or self.compute_dtype
         for name, tensor in self._named_tensors():
             target = dtype if tensor.is_floating_point() else tensor.dtype
             if isinstance(tensor, DTensor):
@@ -259,6 +290,17 @@ class Policy:
                                                shape=tensor.shape, stride=tensor.stride()).full_tensor()
             else:
                 yield name, tensor.detach().to(self.device, target)
+
+    def adapter_tensors(self) -> dict[str, torch.Tensor]:
+        """LoRA: the whole adapters in float32 on the host, by peft's saved names (a collective when sharded)."""
+        from torch.distributed.tensor import DTensor
+
+        named = []
+        for name, parameter in self.lm.named_parameters():
+            if ".lora_" in name:
+                tensor = parameter.full_tensor() if isinstance(parameter, DTensor) else parameter
+                named.append((name, tensor))
+        return lora.adapter_tensors(named)
 
     def drain_weights(self) -> None:
         """Takes part in a `stream_weights` gathering without keeping anything (ranks that write nothing)."""
@@ -297,13 +339,22 @@ class Policy:
     def sharded_state(self) -> dict:
         """Model and optimizer state for torch.distributed.checkpoint (this worker's shards, named by parameter):
         the float32 master weights and the float32 AdamW state."""
-        from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_optimizer_state_dict
+        from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
+                                                             get_optimizer_state_dict)
 
-        return {"model": get_model_state_dict(self.model),
-                "optimizer": get_optimizer_state_dict(self.model, self.optimizer)}
+        # LoRA: only what trains (the frozen base is reloaded from model.path with the run); the filter below also
+        # drops a tied lm_head, which ignore_frozen_params keeps under its second name
+        options = StateDictOptions(ignore_frozen_params=self.lora)
+        model = get_model_state_dict(self.model, options=options)
+        if self.lora:
+            trains = {name for name, p in self.model.named_parameters() if p.requires_grad}
+            model = {k: v for k, v in model.items() if k in trains}
+        return {"model": model, "optimizer": get_optimizer_state_dict(self.model, self.optimizer, options=options)}
 
     def load_sharded_state(self, state: dict) -> None:
-        from torch.distributed.checkpoint.state_dict import set_model_state_dict, set_optimizer_state_dict
+        from torch.distributed.checkpoint.state_dict import (StateDictOptions, set_model_state_dict,
+                                                             set_optimizer_state_dict)
 
-        set_model_state_dict(self.model, state["model"])
-        set_optimizer_state_dict(self.model, self.optimizer, state["optimizer"])
+        options = StateDictOptions(strict=not self.lora)
+        set_model_state_dict(self.model, state["model"], options=options)
+        set_optimizer_state_dict(self.model, self.optimizer, state["optimizer"], options=options)

@@ -112,6 +112,7 @@ class Worker:
         # a tiny:// model is built on this worker's host before the process group exists: save_pretrained writes
         # nothing on a rank other than 0 of an initialised group
         start_model = resolve_model_path(start_model)
+        self.start_model = start_model  # a LoRA adapter's base
         if master is not None:
             import torch.distributed as dist
 
@@ -137,7 +138,8 @@ class Worker:
             self.critic = self._build_critic(model, start_model, mesh, device, critic_updates)
         # on the host until sharded: FSDP2 moves one unit at a time to the device (a whole float32 model never is)
         reference = None
-        if cfg.algorithm.use_kl_loss:  # copied straight into the dtype it is kept in (Policy): no second float32 copy
+        if cfg.algorithm.use_kl_loss and not cfg.model.lora_rank:  # LoRA: the base is the reference, no copy
+            # copied straight into the dtype it is kept in (Policy): no second float32 copy
             stored = getattr(torch, cfg.model.dtype) if mesh is not None else torch.float32
             reference = copy.deepcopy(model, {id(p): torch.nn.Parameter(p.detach().to(stored, copy=True),
                                                                         requires_grad=False)
@@ -240,7 +242,7 @@ class Worker:
             width = batch.response_ids.shape[1]
             rows = len(items) or 1
             old = _stack([it["old"] for it in items], width, rows)
-            ref = _stack([it["ref"] for it in items], width, rows) if self.policy.reference is not None else None
+            ref = _stack([it["ref"] for it in items], width, rows) if self.policy.has_reference else None
             if items and "advantages" in items[0]:  # per token (B, T); padding and excluded samples are masked below
                 advantages = _stack([it["advantages"] for it in items], width, rows) * batch.response_mask.cpu()
             else:
@@ -428,6 +430,17 @@ class Worker:
             self.policy.drain_weights()
             return None
         return _write_or_ship(path, ship, self._write_hf_model)
+
+    def export_adapter(self, path: str, ship: bool = False) -> dict | None:
+        """LoRA: the trained adapter in peft's format at `path` (its base: the model GRPO started from); rank 0
+        writes, every worker takes part in gathering it (a collective when sharded)."""
+        from ..lora import save_adapter
+
+        tensors = self.policy.adapter_tensors()
+        if self.rank != 0:
+            return None
+        return _write_or_ship(path, ship, lambda target: save_adapter(tensors, self.cfg.model, self.start_model,
+                                                                      target))
 
     def export_critic(self, path: str, ship: bool = False) -> dict | None:
         """The critic in HF format (a token-classification model with one label, float32: what critic.model_path
