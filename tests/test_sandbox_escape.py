@@ -268,3 +268,19 @@ def test_root_without_namespace_capabilities_falls_back_to_user_namespaces(tmp_p
     nobody = pwd.getpwnam("nobody")
     assert out == {"mode": "userns", "run_as": [nobody.pw_uid, nobody.pw_gid], "verdicts": ["OK", "TLE", "OK"]}
     assert "bubblewrap cannot run as root here" in proc.stderr
+
+
+def test_the_planted_secret_puts_a_real_credential_back_as_it_was(monkeypatch):
+    """Notebook 02 plants a fake $AWS_SECRET_ACCESS_KEY for the read probe: a user's real key must come back
+    unchanged, and an absent one stay absent."""
+    from codefu_helpers.sandbox.probes import SECRET_ENV, planted_secret
+
+    monkeypatch.setenv(SECRET_ENV, "a-real-key-of-the-user")
+    with planted_secret() as fake:
+        assert os.environ[SECRET_ENV] == fake != "a-real-key-of-the-user"
+    assert os.environ[SECRET_ENV] == "a-real-key-of-the-user"
+    monkeypatch.delenv(SECRET_ENV)
+    with pytest.raises(RuntimeError):
+        with planted_secret():
+            raise RuntimeError("a probe failed")
+    assert SECRET_ENV not in os.environ

@@ -21,6 +21,7 @@ tests/test_sandbox_escape.py asserts every row.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -1493,6 +1494,22 @@ def _run_integrity_probe(probe: IntegrityProbe, ctx: ProbeContext, judge) -> lis
         judge.run_many(victims)
         results += judge.run_many([sub] * judge.workers)
     return results
+
+
+@contextlib.contextmanager
+def planted_secret(value: str = "notebook0fake0secret0123"):
+    """$AWS_SECRET_ACCESS_KEY set to a fake `value` inside the block, then put back exactly as it was (a real
+    credential included, or absent). Start the judge inside it: its workers inherit the variable, as a training
+    host's credentials would be inherited, and the read probe hunts for it; a real key is never the one hunted."""
+    previous = os.environ.get(SECRET_ENV)
+    os.environ[SECRET_ENV] = value
+    try:
+        yield value
+    finally:
+        if previous is None:
+            os.environ.pop(SECRET_ENV, None)
+        else:
+            os.environ[SECRET_ENV] = previous
 
 
 def run_escape_probes(judge, names: list[str] | None = None, channel_root: str | None = None) -> list[dict]:
