@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/lora_cpu.py --repeats 2 --json runs/lora_cpu.json   # RESULTS.md
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/lora_cpu.py --sync                                  # the weight sync
 
-Each measurement is a fresh process (so its peak resident memory, ru_maxrss, is its own) that builds a Qwen2-shaped
+Each measurement is a fresh process (so its peak resident memory, VmHWM, is its own) that builds a Qwen2-shaped
 model with random weights, wraps it in the trainer's `Policy` (float32 on CPU, as the CPU tutorial trains) with
 `model.lora_rank` = 0 or the rank under test, computes the old log-probs of a fixed batch and runs `--updates`
 policy updates on it (forward, backward, AdamW), timing the updates after the first. Full and LoRA alternate,
@@ -36,7 +36,7 @@ SHAPES = {
 }
 
 CHILD = """
-import json, resource, sys, time, torch
+import json, sys, time, torch
 from transformers import AutoModelForCausalLM, Qwen2Config
 from codefu_helpers import grpo
 from codefu_helpers.config import ExperimentConfig
@@ -62,8 +62,10 @@ for _ in range(updates):
     times.append(time.perf_counter() - t0)
 trainable = sum(p.numel() for p in policy.model.parameters() if p.requires_grad)
 total = sum(p.numel() for p in policy.model.parameters())
-print(json.dumps({"seconds_per_update": sorted(times[1:])[len(times[1:]) // 2], "peak_rss_mib":
-                  resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "trainable": trainable, "total": total}))
+# VmHWM: this process's own peak (ru_maxrss would start at the forking parent's)
+peak = [int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
+print(json.dumps({"seconds_per_update": sorted(times[1:])[len(times[1:]) // 2], "peak_rss_mib": peak / 1024,
+                  "trainable": trainable, "total": total}))
 """
 
 

@@ -325,19 +325,10 @@ class ExperimentConfig:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> ExperimentConfig:
-        path = Path(path)
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError([f"config file {path} does not exist"]) from None
-        except yaml.YAMLError as exc:
-            raise ConfigError([f"{path} is not valid YAML: {exc}"]) from None
-        if raw is None:
-            raw = {}
-        if not isinstance(raw, Mapping):
-            raise ConfigError([f"{path} must hold a mapping of sections ({', '.join(_SECTIONS)}), "
-                               f"not a {type(raw).__name__}"])
-        return cls.from_dict(raw, source=str(path))
+        """The config of a YAML file. A file may start from another: `base: other.yaml` (a path relative to the
+        file) takes every key of that config (itself possibly based on a third), and the file's own keys replace
+        those one by one; so a derived config lists only what differs."""
+        return cls.from_dict(read_yaml_layers(Path(path)), source=str(path))
 
     def with_overrides(self, overrides: Mapping[str, Any] | Iterable[str]) -> ExperimentConfig:
         """A copy with dotted keys replaced: {"algorithm.kl_coef": 0.01} or ["algorithm.kl_coef=0.01"].
@@ -489,6 +480,47 @@ def _coerce(value, tp):
     if tp is str:
         return isinstance(value, str), value
     raise TypeError(f"unsupported config field type {tp}")
+
+
+BASE_KEY = "base"  # a config file's first key may name the config it starts from
+
+
+def _yaml_mapping(path: Path) -> dict:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError([f"config file {path} does not exist"]) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"{path} is not valid YAML: {exc}"]) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError([f"{path} must hold a mapping of sections ({', '.join(_SECTIONS)}), "
+                           f"not a {type(raw).__name__}"])
+    return dict(raw)
+
+
+def read_yaml_layers(path: Path, chain: tuple[Path, ...] = ()) -> dict:
+    """The raw mapping of config file `path` with its `base:` chain resolved: the base's sections, each key replaced
+    by the file's own where it sets one. ConfigError for a base that is missing, not a string, or a cycle."""
+    raw = _yaml_mapping(path)
+    base = raw.pop(BASE_KEY, None)
+    if base is None:
+        return raw
+    if not isinstance(base, str) or not base.strip():
+        raise ConfigError([f"{BASE_KEY}={base!r} in {path} must name a config file (a path relative to {path.parent})"])
+    base_path = (path.parent / base).resolve()
+    here = path.resolve()
+    if base_path in chain or base_path == here:
+        names = " -> ".join(str(p.name) for p in (*chain, here, base_path))
+        raise ConfigError([f"{BASE_KEY}={base!r} in {path} makes a cycle of configs ({names})"])
+    merged = read_yaml_layers(base_path, (*chain, here))
+    for key, value in raw.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
 
 
 def _build(cls, raw, prefix: str, problems: list[str], source: str):

@@ -521,7 +521,7 @@ def verdict_agreement(samples) -> dict:
 def _bar(progress: bool, total: int, desc: str):
     if not progress:
         return None
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # a text bar: no widgets needed in notebooks
 
     return tqdm(total=total, desc=desc, unit="sample")
 

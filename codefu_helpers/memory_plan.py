@@ -324,12 +324,15 @@ def _hub_cache_config(repo: str) -> str | None:
 
 def _config_writing(path: str, config_dir: str | Path | None) -> tuple[str, str] | None:
     """(config file, its model.path) of the shipped config whose final model is `path`."""
-    import yaml
+    from .config import ConfigError, read_yaml_layers
 
     config_dir = Path(config_dir) if config_dir else Path(__file__).resolve().parents[1] / "configs"
     target = os.path.normpath(path)
     for file in sorted(config_dir.glob("*.yaml")):
-        raw = yaml.safe_load(file.read_text()) or {}
+        try:
+            raw = read_yaml_layers(file)  # a `base:` chain resolved
+        except ConfigError:
+            continue
         output_dir = (raw.get("trainer") or {}).get("output_dir")
         start = (raw.get("model") or {}).get("path")
         if output_dir and start and os.path.normpath(os.path.join(output_dir, "model")) == target and start != path:

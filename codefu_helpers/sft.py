@@ -16,6 +16,7 @@ import random
 from pathlib import Path
 
 import torch
+from tqdm import tqdm
 
 from .data import load_problems, reference_solutions
 from .rollout import encode_prompt
@@ -96,7 +97,7 @@ def reference_probabilities(model, examples: list[tuple[list[int], list[int]]], 
 
 def supervised_warm_start(model, tokenizer, pairs: list[tuple[list[dict], str]], steps: int, lr: float = 1e-3,
                           batch_size: int = 4, seed: int = 0, device: str | torch.device = "cpu",
-                          target_p: float | None = None) -> dict:
+                          target_p: float | None = None, progress: bool = True) -> dict:
     """Fine-tunes `model` in place on (prompt, response) pairs, each step on `batch_size` pairs drawn at random.
 
     After every step it measures the mean `reference_probabilities` of all pairs; with `target_p`, it stops at the
@@ -110,7 +111,9 @@ def supervised_warm_start(model, tokenizer, pairs: list[tuple[list[dict], str]],
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     model.train()
     losses, mean_p, probabilities = [], [], reference_probabilities(model, examples, pad, device)
-    for _ in range(steps):
+    # a text bar (stderr; papermill logs and notebooks show it without widgets): a warm start runs for minutes
+    bar = tqdm(range(steps), desc="warm start", unit="step", disable=not progress)
+    for _ in bar:
         batch = [examples[rng.randrange(len(examples))] for _ in range(batch_size)]
         logits, _, targets = _response_logits(model, batch, pad, device)
         loss = torch.nn.functional.cross_entropy(logits.float(), targets)
@@ -121,8 +124,10 @@ def supervised_warm_start(model, tokenizer, pairs: list[tuple[list[dict], str]],
         losses.append(float(loss.detach()))
         probabilities = reference_probabilities(model, examples, pad, device)
         mean_p.append(sum(probabilities) / len(probabilities))
+        bar.set_postfix(loss=f"{losses[-1]:.3f}", p=f"{mean_p[-1]:.3f}" + (f"/{target_p:g}" if target_p else ""))
         if target_p is not None and mean_p[-1] >= target_p:
             break
+    bar.close()
     model.eval()
     record = {"losses": losses, "reference_p": mean_p, "reference_p_final": probabilities}
     if target_p is not None:

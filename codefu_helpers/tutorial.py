@@ -25,6 +25,33 @@ def repo_path(value: str | Path) -> Path:
     return path if path.is_absolute() else ROOT / path
 
 
+def other_clone(cwd: str | Path | None = None) -> str | None:
+    """A boxed message when the kernel runs in a clone of this repository other than the one its `codefu_helpers`
+    comes from (the `codefu` kernel is one per user, and runs the .venv of the clone that registered it last:
+    a second clone would run the first one's code and write into the first one's runs/), else None. `cwd`
+    (default: the working directory, which Jupyter sets to the notebook's folder) is looked up to the clone that
+    holds it; outside any clone (cells copied into another project) there is nothing to compare."""
+    here = Path(cwd or Path.cwd()).resolve()
+    clone = next((d for d in (here, *here.parents)
+                  if (d / "codefu_helpers" / "__init__.py").is_file() and (d / "notebooks").is_dir()), None)
+    if clone is None or clone == ROOT:
+        return None
+    lines = [f"This notebook is in {clone},", f"but the kernel runs codefu_helpers from {ROOT}:",
+             "its code, its configs and its runs/ folder. Register this clone's kernel",
+             f"(cd {clone} && make kernel) and pick it again, or open the notebooks of {ROOT}."]
+    width = max(len(line) for line in lines)
+    return "\n".join(["+" + "-" * (width + 2) + "+", *(f"| {line.ljust(width)} |" for line in lines),
+                      "+" + "-" * (width + 2) + "+"])
+
+
+def warn_if_other_clone() -> bool:
+    """Prints other_clone's box (each notebook's first cell); True when it did."""
+    box = other_clone()
+    if box:
+        print(box, flush=True)
+    return box is not None
+
+
 def dataset_ref(value: str) -> str:
     """A DATASET parameter: a folder (relative to the repository root, as `repo_path`) when one exists there,
     otherwise the value unchanged: a Hugging Face dataset id such as "deepmind/code_contests"."""

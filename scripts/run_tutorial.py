@@ -18,9 +18,12 @@ from pathlib import Path
 from codefu_helpers.device_check import visible_gpu_name
 from codefu_helpers.tutorial import KERNEL, ROOT, execute_notebook, notebook_timeout, numbered_notebooks
 
-# the figures the README shows, as the notebooks name them in RUN_DIR/figures
-KEY_FIGURES = ("01_ratings.png", "02_confusion.png", "03_warm_start.png", "03_grpo_curves.png", "03_before_after.png",
-               "05_seen_vs_heldout.png", "05_verdicts.png")
+# every figure of the run, as the notebooks name them in RUN_DIR/figures (the README shows one, docs/tutorial_run.md
+# the others): a figure a notebook draws is committed with the run it came from
+KEY_FIGURES = ("01_ratings.png", "01_tests_and_prompts.png", "02_confusion.png", "02_rewards.png", "02_verdicts.png",
+               "03_warm_start.png", "03_grpo_step.png", "03_grpo_curves.png", "03_before_after.png",
+               "05_pass_at_k.png", "05_seen_vs_heldout.png", "05_pass_at_k_by_tier.png", "05_verdicts.png",
+               "05_length_vs_success.png")
 
 
 def main() -> int:

@@ -470,3 +470,47 @@ def test_estimators_without_a_group_train_on_one_sample_per_prompt():
     cfg = _cfg(algorithm=dict(adv_estimator="gae", ppo_epochs=2), critic=dict(ppo_epochs=None)).validate()
     assert cfg.uses_critic and cfg.critic_epochs == 2 and cfg.critic_world_size == 1
     assert _cfg(algorithm=dict(adv_estimator="gae"), critic=dict(ppo_epochs=3)).critic_epochs == 3
+
+
+# ------------------------------------------------------------------------------------------------ base: inheritance
+
+
+def test_a_config_starts_from_its_base_and_replaces_key_by_key(tmp_path):
+    (tmp_path / "root.yaml").write_text("name: root\nmodel:\n  dtype: bfloat16\n  device: cuda\noptim:\n  lr: 1.0e-5\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mid.yaml").write_text("base: ../root.yaml\nname: mid\nmodel:\n  device: cpu\n")
+    (tmp_path / "leaf.yaml").write_text("base: sub/mid.yaml\noptim:\n  lr: 3.0e-4\n")
+    leaf = ExperimentConfig.from_yaml(tmp_path / "leaf.yaml")
+    assert (leaf.name, leaf.model.dtype, leaf.model.device, leaf.optim.lr) == ("mid", "bfloat16", "cpu", 3e-4)
+    assert leaf.optim.weight_decay == ExperimentConfig().optim.weight_decay  # untouched keys keep the defaults
+
+
+@pytest.mark.parametrize("text, message", [
+    ("base: nowhere.yaml\n", "nowhere.yaml does not exist"),
+    ("base: 3\n", "base=3 .* must name a config file"),
+    ("base: loop.yaml\n", "makes a cycle of configs"),
+])
+def test_a_bad_base_is_refused_naming_it(tmp_path, text, message):
+    (tmp_path / "loop.yaml").write_text("base: start.yaml\n")
+    (tmp_path / "start.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        ExperimentConfig.from_yaml(tmp_path / "start.yaml")
+
+
+def test_a_shipped_config_with_a_base_lists_only_what_differs_from_it():
+    import yaml
+
+    from codefu_helpers.config import read_yaml_layers
+
+    derived = 0
+    for path in CONFIGS:
+        raw = yaml.safe_load(path.read_text())
+        if "base" not in raw:
+            continue
+        derived += 1
+        inherited = read_yaml_layers((path.parent / raw["base"]).resolve())
+        for section, values in raw.items():
+            if isinstance(values, dict):
+                same = [k for k, v in values.items() if inherited.get(section, {}).get(k, "(default)") == v]
+                assert not same, f"{path.name} repeats {section}.{same} of its base: remove them"
+    assert derived >= 5

@@ -178,7 +178,17 @@ def test_03_grpo_smoke_test(run_dir):
     with the KL term on, and learn clearly."""
     from codefu_helpers.config import ExperimentConfig
 
-    results = results_of(execute_notebook("03_grpo_smoke_test.ipynb", run_dir))
+    from codefu_helpers.rollout.vllm import EXPECTED_NOTICES
+
+    run = execute_notebook("03_grpo_smoke_test.ipynb", run_dir)
+    results = results_of(run)
+    # quiet output: none of vLLM's notices that do not apply, no widget warning, no FutureWarning
+    printed = "".join(o.get("text", "") for c in nbformat.read(run.executed, as_version=4).cells
+                      if c.cell_type == "code" for o in c.get("outputs", []))
+    noise = [text for text, _ in EXPECTED_NOTICES if text in printed]
+    noise += [text for text in ("IProgress not found", "FutureWarning", "incorrect outputs") if text in printed]
+    assert not noise, noise
+    assert "warm start" in printed  # its progress shows (a cached warm start prints its summary line)
     cfg = ExperimentConfig.from_yaml(ROOT / "configs" / "cpu_learn.yaml")
     assert results["model"] == "tiny://qwen2" and results["device"] == "cpu" and results["config"] == "cpu_learn.yaml"
     steps = cfg.trainer.total_steps
@@ -346,6 +356,23 @@ def test_key_figures_are_copied_from_the_finished_run_with_its_record(run_dir, t
         assert entry["headline"] == json.loads((run_dir / "results" / f"{name}.json").read_text())["headline"]
         assert not entry["failed"] and entry["seconds"] > 0
     assert record["notebooks"]["05_evaluation"]["parameters"] == {"N_SAMPLES": 4, "KS": [1, 2]}
-    assert "03_grpo_curves.png" in record["figures"] and "05_seen_vs_heldout.png" in record["figures"]
+    drawn = sorted(path.name for path in (run_dir / "figures").glob("*.png"))
+    assert record["figures"] and sorted(record["figures"]) == drawn  # every figure the notebooks drew
     for name in record["figures"]:
         assert (images / name).read_bytes() == (run_dir / "figures" / name).read_bytes()
+
+
+def test_a_notebook_in_another_clone_than_the_kernels_package_says_so(tmp_path):
+    """The `codefu` kernel is one per user: a notebook opened in a second clone would run the first clone's code.
+    Its first cell prints a box then; in the package's own clone, or outside any clone, it prints nothing."""
+    from codefu_helpers.tutorial import ROOT, other_clone
+
+    other = tmp_path / "second-clone"
+    (other / "codefu_helpers").mkdir(parents=True)
+    (other / "codefu_helpers" / "__init__.py").write_text("")
+    (other / "notebooks").mkdir()
+    box = other_clone(other / "notebooks")
+    assert box and str(other) in box and str(ROOT) in box and "make kernel" in box
+    assert other_clone(ROOT / "notebooks") is None and other_clone(tmp_path) is None
+    sources = [nbformat.read(path, as_version=4).cells for path in sorted((ROOT / "notebooks").glob("0*.ipynb"))]
+    assert all("warn_if_other_clone()" in next(c.source for c in cells if c.cell_type == "code") for cells in sources)

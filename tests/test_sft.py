@@ -56,7 +56,7 @@ def test_warm_start_stops_at_the_first_step_whose_mean_probability_reaches_the_t
     assert stopped["key"]["target_p"] == target and stopped_dir != warm_model_dir
 
 
-def test_a_target_never_reached_takes_every_step_and_says_so(easy_python_rows):
+def test_a_target_never_reached_takes_every_step_and_says_so(easy_python_rows, capfd):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from codefu_helpers.data import load_problems
@@ -69,6 +69,9 @@ def test_a_target_never_reached_takes_every_step_and_says_so(easy_python_rows):
     record = supervised_warm_start(model, tokenizer, sft_pairs(rows, load_problems(SAMPLE)), steps=3, target_p=0.9)
     assert len(record["losses"]) == len(record["reference_p"]) == 3
     assert record["reached_target"] is False and max(record["reference_p"]) < 0.9
+    # its progress: a text bar on stderr with the step count and the probability against the target
+    err = capfd.readouterr().err
+    assert "warm start" in err and "3/3" in err and f"p={record['reference_p'][-1]:.3f}/0.9" in err, err[-500:]
 
 
 def test_the_trainer_says_when_the_warm_start_target_was_not_reached(python_split, capsys, tmp_path, monkeypatch):

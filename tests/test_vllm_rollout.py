@@ -302,3 +302,31 @@ def test_engine_from_a_checkpoint_ignores_its_generation_config(engine, policy, 
     got = loaded.generate(PROMPTS, 3, params)
     assert [s.response_ids for g in got for s in g.samples] == [s.response_ids for g in expected for s in g.samples]
     assert max_diff(model, tokenizer, got, 1.0) < EXACT
+
+
+def test_vllms_notices_that_do_not_apply_are_dropped_and_other_warnings_still_show():
+    """A fresh process starts an engine and generates (what notebook 03's output showed: ~15 warnings about
+    Triton, eager mode, chunked prefill "may produce incorrect outputs", thread counts): none of EXPECTED_NOTICES
+    reaches stderr or stdout, and a warning that is not one of them still does."""
+    from codefu_helpers.rollout.vllm import EXPECTED_NOTICES
+
+    script = textwrap.dedent("""
+        import logging, torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from codefu_helpers.rollout import SamplingParams, VLLMRollout
+        from codefu_helpers.tiny_model import build_tiny_model
+        path = build_tiny_model()
+        model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+        engine = VLLMRollout(model, tokenizer, max_model_len=256, cpu_kv_cache_gb=0.25)
+        torch.set_num_threads(1)
+        engine.generate([[{"role": "user", "content": "hi"}]], 2, SamplingParams(max_new_tokens=8, seed=0))
+        logging.getLogger("vllm.engine").warning("a warning that applies")
+        engine.close()
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    printed = proc.stdout + proc.stderr
+    shown = [text for text, _ in EXPECTED_NOTICES if text in printed]
+    assert not shown, f"notices that do not apply were printed: {shown}\n{printed[-3000:]}"
+    assert "incorrect outputs" not in printed and "FutureWarning" not in printed
+    assert "a warning that applies" in printed

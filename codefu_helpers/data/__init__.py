@@ -591,7 +591,7 @@ def prepare_dataset(dataset: str | Path, output_dir: str | Path, cfg: FilterConf
     kept_tiers: list[str] = []
     rows = iter_rows(dataset, split=cfg.split, columns=columns)
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # a text bar: no widgets needed in notebooks
 
         rows = tqdm(rows, desc="filtering", unit="row")
     with tempfile.TemporaryDirectory(dir=out) as tmp:

@@ -61,6 +61,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -95,6 +96,52 @@ def _quiet_rotary_reload_notice() -> None:
     logger = logging.getLogger(RELOAD_LOGGER)
     if not any(isinstance(f, _RotaryReloadNotice) for f in logger.filters):
         logger.addFilter(_RotaryReloadNotice())
+
+
+# Start-up and per-call notices of vLLM that do not apply to how this package runs it, each with the reason; a
+# handler filter on vLLM's logger drops exactly these (any other warning still shows).
+EXPECTED_NOTICES = (
+    ("The global random seed is set to", "each engine forks its own random state (_own_rng)"),
+    ("does not officially support disabling chunked prefill",
+     "on CPU whole prompts are prefilled on purpose (seeded sampling); the tests check the engine's log-probs"),
+    ("Enforce eager set", "eager mode is this package's choice on CPU"),
+    ("Inductor compilation was disabled by user settings", "eager mode is this package's choice on CPU"),
+    ("Triton is not installed", "the CPU build runs without Triton"),
+    ("doesn't include CPU backend. Disabling Triton", "the CPU build runs without Triton"),
+    ("Model Runner V2 requires Triton", "the CPU build runs without Triton"),
+    ("Reset SSM cache type", "the models here have no state-space layers"),
+    ("is not found in LD_PRELOAD", "a speed hint for the CPU build (docs/setup.md), not a fault"),
+    ("CPU backend doesn't allow to use `torch.set_num_threads`",
+     "the thread count set for HF generation and the judge; vLLM keeps its own"),
+)
+
+
+class _ExpectedNotices(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(text in message for text, _ in EXPECTED_NOTICES)
+
+
+def _own_vllm_logging() -> None:
+    """vLLM's records printed by a handler of ours, which drops the EXPECTED_NOTICES. vLLM would otherwise build its
+    own handler while each engine starts (after anything added to the one before), so its own setup is switched off
+    (VLLM_CONFIGURE_LOGGING=0, before vLLM is imported) unless the user set that variable; its level is still
+    VLLM_LOGGING_LEVEL. Handlers already there (vLLM imported earlier) get the filter too."""
+    logger = logging.getLogger("vllm")
+    if os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "0") == "0" and \
+            not any(isinstance(h, _NoticeHandler) for h in logger.handlers):
+        handler = _NoticeHandler()
+        handler.setFormatter(logging.Formatter("vLLM %(levelname)s [%(filename)s:%(lineno)d] %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(os.environ.get("VLLM_LOGGING_LEVEL", "WARNING"))
+        logger.propagate = False
+    for handler in logger.handlers:
+        if not any(isinstance(f, _ExpectedNotices) for f in handler.filters):
+            handler.addFilter(_ExpectedNotices())
+
+
+class _NoticeHandler(logging.StreamHandler):
+    """vLLM's records on stderr (this package's handler: see _own_vllm_logging)."""
 
 
 class EngineStartError(RuntimeError):
@@ -179,6 +226,9 @@ class VLLMRollout:
         # The engine core and worker must share this process: weight updates are handed over as a generator.
         os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # one line per training step, not engine chatter
+        _own_vllm_logging()
+        # vLLM's import uses a deprecated torch name (a FutureWarning per call site, nothing to act on here)
+        warnings.filterwarnings("ignore", message=r"`torch\.distributed\.reduce_op` is deprecated", category=FutureWarning)
         try:
             import vllm
         except ImportError as exc:
