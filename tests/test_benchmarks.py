@@ -74,3 +74,34 @@ def test_estimator_comparison_table_is_computed_from_the_runs_results(tmp_path):
     rows = proc.stdout.splitlines()[2:]
     assert rows == ["| gae | 3 | 0.250 -> 0.500 | +0.250 | 0.250 / 0.250 / 0.750 | 100 |",
                     "| grpo | 3 | 0.250 -> 0.500 | +0.250 | 0.250 / 0.250 / 0.750 | 100 |"]
+
+
+def test_dynamic_sampling_benchmark_counts_a_childs_cpu_and_averages_its_runs():
+    """benchmarks/dynamic_sampling.py: the CPU budget counts live children (the judge workers, the programs they
+    run) and the table's means and per-seed gains are those of the runs."""
+    import importlib.util
+    import time
+
+    spec = importlib.util.spec_from_file_location("dynamic_sampling", ROOT / "benchmarks" / "dynamic_sampling.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    before = bench.tree_cpu_seconds()
+    child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                              "while time.process_time() - t < 1.0: pass\ntime.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 60
+        while bench.tree_cpu_seconds() - before < 1.0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert bench.tree_cpu_seconds() - before >= 1.0  # the live child's CPU seconds are in the budget
+    finally:
+        child.kill()
+        child.wait()
+    runs = [{"variant": v, "seed": s, "steps": 10 + s, "train_cpu_seconds": 150.0 + s, "before": 0.2, "after": a,
+             "gain": a - 0.2, "gain_per_cpu_minute": 60 * (a - 0.2) / (150 + s), "informative_share_trained": t,
+             "informative_share_generated": 0.8, "samples_generated": 320 + s}
+            for v, t in (("grpo", 0.8), ("dynamic", 1.0)) for s, a in ((0, 0.3), (1, 0.4))]
+    table = bench.table(runs)
+    grpo_row = next(line for line in table.splitlines() if line.startswith("| grpo |"))
+    cells = [c.strip() for c in grpo_row.strip("|").split("|")]
+    assert cells[1] == "2" and cells[2] == "10.5" and cells[4] == "0.200 -> 0.350"
+    assert cells[5] == "+0.100, +0.200" and cells[6] == "+0.150" and cells[8] == "0.80"
