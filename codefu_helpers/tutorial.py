@@ -2,6 +2,11 @@
 
 Every notebook takes `RUN_DIR` (where it reads earlier stages' outputs and writes its own) and writes
 `RUN_DIR/results/<notebook>.json`, whose `headline` is the one-line result the tutorial summary prints.
+
+A notebook's path parameters are relative to its working directory (Jupyter's and `execute_notebook`'s is
+notebooks/): `output_path(RUN_DIR)` is that folder's path, `input_path(CONFIG)` and `dataset_ref(DATASET)` fall back
+to the inputs that ship with the package (resources.SHIPPED), so a cell copied into another project finds
+"../configs/cpu_learn.yaml" and "../data/sample" too.
 """
 
 from __future__ import annotations
@@ -12,32 +17,40 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .resources import resolve_input, resolve_output, shipped_path
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 KERNEL = "codefu"
 
 
-def repo_path(value: str | Path) -> Path:
-    """A notebook's path parameter: absolute as given, relative to the repository root otherwise. Jupyter runs a
-    notebook in notebooks/, papermill in whatever folder it was started from; anchoring on the root makes
-    `RUN_DIR = "runs/notebooks"` mean the same folder in both."""
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else ROOT / path
+def input_path(value: str | Path, cwd: str | Path | None = None) -> Path:
+    """A notebook's input path parameter (CONFIG, SOURCES): absolute as given; relative: the working directory's
+    file (`cwd`, default the current one: the notebook's folder under Jupyter), else the shipped file of that name,
+    as resources.resolve_input. FileNotFoundError naming the value when neither exists."""
+    return resolve_input(value, cwd)
+
+
+def output_path(value: str | Path, cwd: str | Path | None = None) -> Path:
+    """A notebook's output path parameter (RUN_DIR): absolute as given, else relative to the working directory
+    (`cwd`, default the current one), as resources.resolve_output."""
+    return resolve_output(value, cwd)
 
 
 def other_clone(cwd: str | Path | None = None) -> str | None:
     """A boxed message when the kernel runs in a clone of this repository other than the one its `codefu_helpers`
     comes from (the `codefu` kernel is one per user, and runs the .venv of the clone that registered it last:
-    a second clone would run the first one's code and write into the first one's runs/), else None. `cwd`
-    (default: the working directory, which Jupyter sets to the notebook's folder) is looked up to the clone that
-    holds it; outside any clone (cells copied into another project) there is nothing to compare."""
+    a second clone would run the first one's code, and read the first one's configs where it falls back on the
+    shipped ones, as CONFIG = "auto" does), else None. `cwd` (default: the working directory, which Jupyter sets to
+    the notebook's folder) is looked up to the clone that holds it; outside any clone (cells copied into another
+    project) there is nothing to compare."""
     here = Path(cwd or Path.cwd()).resolve()
     clone = next((d for d in (here, *here.parents)
                   if (d / "codefu_helpers" / "__init__.py").is_file() and (d / "notebooks").is_dir()), None)
     if clone is None or clone == ROOT:
         return None
     lines = [f"This notebook is in {clone},", f"but the kernel runs codefu_helpers from {ROOT}:",
-             "its code, its configs and its runs/ folder. Register this clone's kernel",
+             "its code and the configs it ships (CONFIG = \"auto\"). Register this clone's kernel",
              f"(cd {clone} && make kernel) and pick it again, or open the notebooks of {ROOT}."]
     width = max(len(line) for line in lines)
     return "\n".join(["+" + "-" * (width + 2) + "+", *(f"| {line.ljust(width)} |" for line in lines),
@@ -52,11 +65,14 @@ def warn_if_other_clone() -> bool:
     return box is not None
 
 
-def dataset_ref(value: str) -> str:
-    """A DATASET parameter: a folder (relative to the repository root, as `repo_path`) when one exists there,
-    otherwise the value unchanged: a Hugging Face dataset id such as "deepmind/code_contests"."""
-    path = repo_path(value)
-    return str(path) if path.exists() else value
+def dataset_ref(value: str, cwd: str | Path | None = None) -> str:
+    """A DATASET parameter: a local folder or file by `input_path`'s rules (the working directory's, else the
+    shipped one: "../data/sample" finds the bundled sample from any project) when one exists, otherwise the value
+    unchanged: a Hugging Face dataset id such as "deepmind/code_contests"."""
+    try:
+        return str(input_path(value, cwd))
+    except FileNotFoundError:
+        return value
 
 
 # Notebook 03's CONFIG = "auto": the CPU run that learns in minutes, or a smoke run of a pretrained coder model on one
@@ -71,30 +87,24 @@ SMOKE_NOTEBOOK = "03_grpo_smoke_test.ipynb"
 
 
 def smoke_config(config: str, device: str, *, train_path: str | Path, dataset: str, output_dir: str | Path,
-                 seed: int = 0, model: str = "", max_steps: int = 0, estimator: str = "", lora_rank: int = 0,
-                 overrides: dict | None = None):
+                 seed: int = 0, overrides: dict | None = None, cwd: str | Path | None = None):
     """Notebook 03's experiment: (config file, validated ExperimentConfig). The file is `config` itself (a YAML
-    path, `repo_path` rules) or, for "auto", the one for `device` (SMOKE_CONFIGS: the CPU config that learns in
-    minutes, or the single-GPU config of a pretrained coder model). On top of it: this device, notebook 01's train
-    split, no validation during training (notebook 05 evaluates on the held-out problems), the seed, a fresh run
-    (no resume), then `model`, `max_steps` and `estimator` (algorithm.adv_estimator: grpo, gae = PPO with a critic,
-    rloo, reinforce_plus_plus) and `lora_rank` (LoRA adapters of that rank, alpha twice the rank) when set, then any
-    other `overrides` (dotted keys)."""
+    path, `input_path` rules from `cwd`) or, for "auto", the shipped one for `device` (SMOKE_CONFIGS: the CPU config
+    that learns in minutes, or the single-GPU config of a pretrained coder model). On top of it: this device,
+    notebook 01's train split, no validation during training (notebook 05 evaluates on the held-out problems), the
+    seed, a fresh run (no resume), then `overrides` (dotted keys: "trainer.total_steps", "algorithm.adv_estimator",
+    "model.lora_rank", "model.path", ...), each checked by the config like a YAML key."""
     from .config import ExperimentConfig
 
     if config == "auto":
         if device not in SMOKE_CONFIGS:
             raise ValueError(f"CONFIG='auto' knows devices {sorted(SMOKE_CONFIGS)}, not {device!r}: name a config file")
-        path = ROOT / SMOKE_CONFIGS[device]
+        path = shipped_path(SMOKE_CONFIGS[device])
     else:
-        path = repo_path(config)
+        path = input_path(config, cwd)
     chosen = {"model.device": device, "data.train_path": str(train_path), "data.raw_path": str(dataset),
               "data.val_path": None, "trainer.test_freq": 0, "trainer.seed": seed,
-              "trainer.output_dir": str(output_dir), "checkpoint.resume": False,
-              **({"model.path": model} if model else {}), **({"trainer.total_steps": max_steps} if max_steps else {}),
-              **({"algorithm.adv_estimator": estimator} if estimator else {}),
-              **({"model.lora_rank": lora_rank, "model.lora_alpha": 2.0 * lora_rank} if lora_rank else {}),
-              **(overrides or {})}
+              "trainer.output_dir": str(output_dir), "checkpoint.resume": False, **(overrides or {})}
     return path, ExperimentConfig.from_yaml(path).with_overrides(chosen).validate()
 
 
@@ -119,16 +129,16 @@ def notebook_parameters(notebook: str | Path, overrides: dict | None = None) -> 
     return {**values, **(overrides or {})}
 
 
-def render_smoke(device: str, parameters: dict | None = None):
+def render_smoke(device: str, parameters: dict | None = None, cwd: str | Path = NOTEBOOK_DIR):
     """Notebook 03's experiment on `device` with its parameters cell (and papermill's `parameters` on top), made the
     way its config cell makes it, without running it: (config file, ExperimentConfig, eval samples per problem).
-    The train split is looked for in RUN_DIR/data, where notebook 01 writes it."""
+    Relative paths start at `cwd`, the notebook's working directory (notebooks/, as for `execute_notebook`). The
+    train split is looked for in RUN_DIR/data, where notebook 01 writes it."""
     p = notebook_parameters(SMOKE_NOTEBOOK, parameters)
-    run_dir = repo_path(p["RUN_DIR"])
+    run_dir = output_path(p["RUN_DIR"], cwd)
     path, cfg = smoke_config(p["CONFIG"], device, train_path=split_paths(run_dir)["train"],
-                             dataset=dataset_ref(p["DATASET"]), output_dir=run_dir / "grpo", seed=p["SEED"],
-                             model=p["MODEL"], max_steps=p["MAX_STEPS"], estimator=p["ESTIMATOR"],
-                             lora_rank=p["LORA_RANK"], overrides=p["OVERRIDES"])
+                             dataset=dataset_ref(p["DATASET"], cwd), output_dir=run_dir / "grpo", seed=p["SEED"],
+                             overrides=p["OVERRIDES"], cwd=cwd)
     return path, cfg, smoke_eval_samples(p["EVAL_SAMPLES"], device)
 
 

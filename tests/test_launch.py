@@ -287,7 +287,7 @@ def test_outside_a_studio_session_empty_role_and_bucket_are_named(no_credentials
 
     with pytest.raises(LaunchError) as err:
         session_defaults(region="us-east-1")
-    assert {p.split(" ", 1)[0] for p in err.value.problems} == {"ROLE", "BUCKET"}
+    assert {p.split(" ", 1)[0] for p in err.value.problems} == {"role", "bucket"}
     assert "not a SageMaker Studio session" in err.value.problems[0]
     rendering = session_defaults(region="us-east-1", required=False)  # rendering: placeholders, named as such
     assert rendering["role"] == PLACEHOLDER_ROLE and rendering["source"]["role"].startswith("placeholder")
@@ -466,7 +466,7 @@ def test_a_role_whose_path_iam_will_not_tell_is_asked_for_not_guessed(aws_on_mot
     assert rendering["role"] == PLACEHOLDER_ROLE
     assert any("role StudioPathed" in p and "role/<path>/StudioPathed" in p for p in rendering["problems"]), \
         rendering["problems"]
-    with pytest.raises(LaunchError, match="set ROLE"):
+    with pytest.raises(LaunchError, match="set the role"):
         session_defaults()
 
 
@@ -599,8 +599,8 @@ def test_the_base_of_a_jobs_model_is_found_from_the_jobs_model_channel(python_sp
 
 @pytest.mark.notebook
 def test_notebook_04_attaches_to_a_job_by_name_and_acts_on_it(python_split, aws_on_moto, tmp_path):
-    """JOB_NAME: a job submitted earlier (here by the launcher) is followed, stopped, fetched and cleaned up, and
-    nothing new is submitted; JOB_NAME with SUBMIT_JOB is refused."""
+    """JOB_NAME: a job submitted earlier (here by the launcher) is followed, stopped, fetched and cleaned up
+    (AFTER_JOB), and nothing new is submitted; JOB_NAME with SUBMIT_JOB is refused."""
     import boto3
 
     from codefu_helpers.launch.sagemaker_job import LaunchConfig, launch
@@ -610,18 +610,19 @@ def test_notebook_04_attaches_to_a_job_by_name_and_acts_on_it(python_split, aws_
                                                       check_data=False), submit=True, work_dir=tmp_path / "earlier")
     before = boto3.client("sagemaker", region_name="us-east-1").list_training_jobs()["TrainingJobSummaries"]
     run = execute_notebook("04_sagemaker_launch.ipynb", tmp_path / "nb",
-                           {"JOB_NAME": earlier.job_name, "BUCKET": "codefu-moto", "ROLE": ROLE, "STOP_JOB": True,
-                            "FETCH_MODEL": True, "CLEAN_UP": True})
+                           {"JOB_NAME": earlier.job_name, "LAUNCH": {"bucket": "codefu-moto", "role": ROLE},
+                            "AFTER_JOB": ["stop", "fetch_model", "clean_up"]})
     assert run.error is None, f"{run.error}\nexecuted copy: {run.executed}"
     results = run.results
     assert results["submitted"] is False and results["followed_job"] == earlier.job_name
+    assert results["session_source"]["bucket"] == results["session_source"]["role"] == "given"  # LAUNCH's
     assert results["job_status"]["status"] == "Completed" and results["stop"].endswith("nothing to stop")
     assert results["cleanup"]["job_name"] == earlier.job_name and results["cleanup"]["deleted_objects"] > 0
     after = boto3.client("sagemaker", region_name="us-east-1").list_training_jobs()["TrainingJobSummaries"]
     assert len(after) == len(before), "attaching submitted nothing"
     refused = execute_notebook("04_sagemaker_launch.ipynb", tmp_path / "both",
-                               {"JOB_NAME": earlier.job_name, "SUBMIT_JOB": True, "BUCKET": "codefu-moto",
-                                "ROLE": ROLE})
+                               {"JOB_NAME": earlier.job_name, "SUBMIT_JOB": True,
+                                "LAUNCH": {"bucket": "codefu-moto", "role": ROLE}})
     assert refused.error is not None and "set one of them" in refused.error
 
 
@@ -632,9 +633,10 @@ def test_notebook_04_submits_to_the_moto_server_and_follows_the_job(aws_on_moto,
     from codefu_helpers.tutorial import execute_notebook
 
     run = execute_notebook("04_sagemaker_launch.ipynb", tmp_path,
-                           {"SUBMIT_JOB": True, "BUCKET": "codefu-moto", "ROLE": ROLE, "VALIDATE_ROLE": False,
-                            "MODEL_PATH": str(local_model), "CHECK_DATA": False, "STOP_JOB": True,
-                            "FETCH_MODEL": True, "CLEAN_UP": True})
+                           {"SUBMIT_JOB": True, "MODEL_PATH": str(local_model),
+                            "LAUNCH": {"bucket": "codefu-moto", "role": ROLE, "validate_role": False,
+                                       "check_data": False, "expected_hours": 10},
+                            "AFTER_JOB": ["stop", "fetch_model", "clean_up"]})
     assert run.error is None, f"{run.error}\nexecuted copy: {run.executed}"
     results = run.results
     assert results["submitted"] is True and results["job_name"]
@@ -649,15 +651,25 @@ def test_notebook_04_submits_to_the_moto_server_and_follows_the_job(aws_on_moto,
     assert results["fetched_model"] is None  # moto's job uploaded no model
     assert results["cleanup"]["deleted_objects"] > 0
     assert any("fewer than one step's" in f for f in results["data_findings"])
+    assert results["cost"]["expected_hours"] == 10
+    assert results["cost"]["per_run_expected"] == pytest.approx(10 * results["cost"]["per_hour"], abs=0.01)
 
 
 @pytest.mark.notebook
 def test_notebook_04_with_a_missing_model_folder_stops_naming_model_path(tmp_path, no_credentials):
+    """A missing start model is refused at launch; a LAUNCH key that is no LaunchConfig field, an AFTER_JOB action
+    that does not exist and a config key that does not exist are refused before anything is read."""
     from codefu_helpers.tutorial import execute_notebook
 
     run = execute_notebook("04_sagemaker_launch.ipynb", tmp_path, {"MODEL_PATH": str(tmp_path / "stage1" / "model")})
     assert run.error is not None and "model.path=" in run.error and "does not exist here" in run.error
     assert run.results is None
+    for parameters, said in (({"LAUNCH": {"instance_cout": 4}}, ("'instance_cout'", "'instance_count'", "use_spot")),
+                             ({"AFTER_JOB": ["cleanup"]}, ("'cleanup'", "clean_up")),
+                             ({"OVERRIDES": {"trainer.engin": "native"}}, ("'trainer.engin'",))):
+        refused = execute_notebook("04_sagemaker_launch.ipynb", tmp_path / "refused", parameters)
+        assert refused.error is not None and all(s in refused.error for s in said), (parameters, refused.error)
+        assert not (tmp_path / "refused" / "data").exists()  # stopped before the split was prepared
 
 
 def test_a_job_in_a_vpc_is_told_what_the_vpc_needs(python_split, tmp_path, monkeypatch):

@@ -5,7 +5,7 @@ moved into a function still ties the two modules together; it only hides the kno
 those of the architecture page, bottom row first:
 
     leaves       rollout/, checkpoint, config, data, tiny_model, tracking, samples, memory_plan, step_time, device_check,
-                 curriculum
+                 curriculum, resources (what ships with the package: setup.py loads it alone, so it imports nothing)
     judge        sandbox/
     rewards      reward, reward_validation
     maths        grpo, estimators
@@ -13,7 +13,8 @@ those of the architecture page, bottom row first:
     evaluation   eval_datasets, evaluate, pass_rate (difficulty from a model: it samples through evaluate)
     workers      workers/
     controller   trainer
-    front ends   train, launch/, tutorial, data.__main__ (the data commands: one of them samples a model)
+    front ends   train, launch/, tutorial, notebook_results, data.__main__ (the data commands: one of them samples
+                 a model)
 
 A row may name a module inside a package of a lower row (data.__main__); the rest of that package keeps its row.
 A module may import from its own row or the rows below (never above), and the import graph has no cycle at all.
@@ -32,7 +33,7 @@ PACKAGE = "codefu_helpers"
 
 LAYERS = [
     ("leaves", ["rollout", "checkpoint", "config", "data", "tiny_model", "tracking", "samples", "memory_plan",
-                "step_time", "device_check", "curriculum"]),
+                "step_time", "device_check", "curriculum", "resources"]),
     ("judge", ["sandbox"]),
     ("rewards", ["reward", "reward_validation"]),
     ("maths", ["grpo", "estimators"]),
@@ -40,7 +41,7 @@ LAYERS = [
     ("evaluation", ["eval_datasets", "evaluate", "pass_rate"]),
     ("workers", ["workers"]),
     ("controller", ["trainer"]),
-    ("front ends", ["train", "launch", "tutorial", "data.__main__"]),
+    ("front ends", ["train", "launch", "tutorial", "notebook_results", "data.__main__"]),
 ]
 
 

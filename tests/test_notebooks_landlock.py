@@ -80,8 +80,9 @@ def test_notebooks_02_03_05_as_a_user_without_namespaces():
     blocked, child = _blocked_ancestor(Path(os.path.realpath(sys.base_prefix)))
     notebooks = [
         ("02_reward_validation.ipynb", {"MAX_PROBLEMS": 3, "THROUGHPUT_TESTS": 100, "ESCAPE_TIERS": "landlock"}),
-        ("03_grpo_smoke_test.ipynb", {"CONFIG": "configs/ci_tiny.yaml", "MAX_STEPS": 2, "EVAL_SAMPLES": 2}),
-        ("05_evaluation.ipynb", {"N_SAMPLES": 2, "KS": [1, 2]}),
+        ("03_grpo_smoke_test.ipynb", {"CONFIG": "../configs/ci_tiny.yaml", "EVAL_SAMPLES": 2,
+                                      "OVERRIDES": {"trainer.total_steps": 2}}),
+        ("05_evaluation.ipynb", {"EVAL": {"n_samples": 2, "ks": [1, 2]}}),
     ]
     as_nobody = docker_like(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
                              str(VENV_PYTHON), "-c", _RUN, str(run_dir), json.dumps(notebooks)])

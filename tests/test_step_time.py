@@ -97,7 +97,7 @@ def test_03_gpu_default_is_a_smoke_run_within_15_minutes_on_an_a10g(tmp_path):
     cpu_path, cpu_cfg, cpu_samples = render_smoke("cpu", {"RUN_DIR": str(tmp_path)})
     assert cpu_path.name == "cpu_learn.yaml" and cpu_samples == 64 and cpu_cfg.model.device == "cpu"
     # a parameter set by papermill wins over the cell, and an explicit EVAL_SAMPLES over the device's default
-    _, longer, samples = render_smoke("cuda", {"RUN_DIR": str(tmp_path), "MAX_STEPS": 30, "EVAL_SAMPLES": 4})
+    _, longer, samples = render_smoke("cuda", {"RUN_DIR": str(tmp_path), "OVERRIDES": {"trainer.total_steps": 30}, "EVAL_SAMPLES": 4})
     assert longer.trainer.total_steps == 30 and samples == 4
 
 
@@ -108,11 +108,10 @@ def test_03_makes_its_run_the_way_render_smoke_does():
     cells = nbformat.read(ROOT / "notebooks" / "03_grpo_smoke_test.ipynb", as_version=4).cells
     sources = "\n".join(c.source for c in cells if c.cell_type == "code")
     for call in ('smoke_config(CONFIG, device, train_path=split["train"], dataset=dataset, output_dir=out_dir, seed=SEED',
-                 "model=MODEL, max_steps=MAX_STEPS, estimator=ESTIMATOR, lora_rank=LORA_RANK,",
                  "overrides=OVERRIDES)",
                  "smoke_eval_samples(EVAL_SAMPLES, device)", "check_fits(cfg)", "smoke_estimate(cfg,"):
         assert call in sources, call
-    assert set(notebook_parameters("03_grpo_smoke_test.ipynb")) >= {"CONFIG", "MAX_STEPS", "EVAL_SAMPLES", "OVERRIDES"}
+    assert set(notebook_parameters("03_grpo_smoke_test.ipynb")) >= {"CONFIG", "EVAL_SAMPLES", "OVERRIDES"}
     with pytest.raises(ValueError, match="no parameters"):
         notebook_parameters("03_grpo_smoke_test.ipynb", {"EVAL_SAMPLE": 4})
 

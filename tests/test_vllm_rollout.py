@@ -304,6 +304,27 @@ def test_engine_from_a_checkpoint_ignores_its_generation_config(engine, policy, 
     assert max_diff(model, tokenizer, got, 1.0) < EXACT
 
 
+def test_native_stderr_filter_drops_only_the_expected_notices_and_keeps_the_rest_in_order():
+    """C++ warnings reach file descriptor 2 without Python's logging: while vLLM starts they pass through a filter
+    that drops the expected notices only; other lines (a real C++ warning, a crash message) still come out, in
+    order, and stderr is the real one again afterwards."""
+    script = textwrap.dedent("""
+        import os, sys
+        from codefu_helpers.rollout.vllm import _native_notices_dropped
+        with _native_notices_dropped():
+            os.write(2, b"[W utils.cpp:68] Warning: NUMA binding: Using MEMBIND policy for memory allocation\\n")
+            os.write(2, b"first line that applies\\n")
+            print("from python", file=sys.stderr, flush=True)
+            os.write(2, b"partial ")
+            os.write(2, b"line that applies\\n")
+        os.write(2, b"after the filter\\n")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == ["first line that applies", "from python", "partial line that applies",
+                                        "after the filter"], proc.stderr
+
+
 def test_vllms_notices_that_do_not_apply_are_dropped_and_other_warnings_still_show():
     """A fresh process starts an engine and generates (what notebook 03's output showed: ~15 warnings about
     Triton, eager mode, chunked prefill "may produce incorrect outputs", thread counts): none of EXPECTED_NOTICES

@@ -5,6 +5,7 @@
     stop_job(name)                                # StopTrainingJob while it runs (the hosts get SIGTERM and save)
     fetch_model(name, "runs/from_sagemaker")      # the model the job uploaded (uncompressed: .../output/model/)
     cleanup(name)                                 # release a warm pool, delete the job's uploaded inputs
+    after_job_actions(["stop", "clean_up"])       # a notebook's AFTER_JOB, checked: which of the three to do
 
 Every function takes the job's name and an optional boto3 session (region and credentials from the environment
 otherwise); each asks SageMaker (DescribeTrainingJob) first and only acts when the job's state allows it, saying what
@@ -18,12 +19,29 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["job_status", "stop_job", "fetch_model", "cleanup", "live_jobs", "training_quota", "LOG_GROUP"]
+__all__ = ["job_status", "stop_job", "fetch_model", "cleanup", "live_jobs", "training_quota", "after_job_actions",
+           "AFTER_JOB_ACTIONS", "LOG_GROUP"]
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 RAY_DASHBOARD_PORT = 8265
 RUNNING = ("InProgress",)
 LIVE = ("InProgress", "Stopping")  # a job that still holds (or is about to release) its hosts and checkpoint prefix
+# What notebook 04 may do to the job it follows (its AFTER_JOB), in the order it does them: stop_job, fetch_model, cleanup
+AFTER_JOB_ACTIONS = ("stop", "fetch_model", "clean_up")
+
+
+def after_job_actions(actions, parameter: str = "AFTER_JOB") -> tuple[str, ...]:
+    """`actions` (a list such as ["stop", "clean_up"]) checked against AFTER_JOB_ACTIONS, before anything runs: an
+    unknown action (or a bare string, whose letters would be read as actions) is refused naming it and the valid
+    ones, so a misspelt "cleanup" never leaves a job's inputs in S3 silently."""
+    if isinstance(actions, str) or not isinstance(actions, (list, tuple, set)):
+        raise ValueError(f"{parameter} must be a list of actions, e.g. [\"stop\"], got {actions!r}; the actions are "
+                         f"{', '.join(AFTER_JOB_ACTIONS)}")
+    unknown = [a for a in actions if a not in AFTER_JOB_ACTIONS]
+    if unknown:
+        raise ValueError(f"{parameter} has unknown action(s) {', '.join(map(repr, unknown))}: the actions are "
+                         f"{', '.join(AFTER_JOB_ACTIONS)}")
+    return tuple(a for a in AFTER_JOB_ACTIONS if a in actions)
 
 
 def _session(boto_session=None, region: str | None = None):

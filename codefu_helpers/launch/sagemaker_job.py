@@ -100,6 +100,7 @@ class LaunchConfig:
     base_job_name: str = "codefu-grpo"
     use_spot: bool = False                  # managed Spot: cheaper, interruptible, resumes from checkpoints
     max_run_hours: float = 72.0
+    expected_hours: float = 24.0            # the run you expect, for the cost estimate (the job stops at max_run_hours)
     max_wait_hours: float | None = None     # Spot only: run + waiting for capacity; None: max_run_hours + 24
     keep_alive_seconds: int = 0             # warm pool: keep hosts for the next job (<= 3600; not with Spot)
     join_timeout_seconds: int = 900         # how long the head waits for every host to join Ray
@@ -297,6 +298,8 @@ def check_launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool =
         problems += plan_problems(cfg, itype.usable_gpu_memory_gib, lc.instance_count, itype.gpus, itype.gpu_name)
     if lc.max_run_hours <= 0:
         problems.append(f"max_run_hours={lc.max_run_hours} must be > 0")
+    if lc.expected_hours <= 0:
+        problems.append(f"expected_hours={lc.expected_hours} must be > 0 (the run you expect, for the cost estimate)")
     if lc.use_spot and lc.max_wait_hours is not None and lc.max_wait_hours < lc.max_run_hours:
         problems.append(f"max_wait_hours={lc.max_wait_hours} must be >= max_run_hours={lc.max_run_hours} with Spot "
                         "(it counts the run plus waiting for capacity)")
@@ -432,7 +435,7 @@ def _execution_role(session, metadata: Path) -> str:
         return session.client("iam").get_role(RoleName=found.group(3))["Role"]["Arn"]
     except Exception as exc:  # noqa: BLE001 - no iam:GetRole permission (or no IAM endpoint): ask, never guess
         raise ValueError(f"the session runs as role {found.group(3)}, whose full ARN (with its path, e.g. "
-                         f"service-role/) IAM would not give ({type(exc).__name__}): set ROLE to "
+                         f"service-role/) IAM would not give ({type(exc).__name__}): set it to "
                          f"arn:{found.group(1)}:iam::{found.group(2)}:role/<path>/{found.group(3)}, as the IAM "
                          "console shows it") from None
 
@@ -479,19 +482,19 @@ def session_defaults(role: str | None = None, bucket: str | None = None, region:
         except Exception as exc:  # noqa: BLE001 - no credentials, not a role, no region: all mean "not Studio"
             why[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     studio = "in a SageMaker Studio session" if metadata.exists() else "not a SageMaker Studio session"
-    problems = [f"{name.upper()} is empty and could not be read from the session ({studio}; {why.get(name, 'no region')}"
-                f"): set {name.upper()} ({hint})" for name, value, hint in (
+    problems = [f"{name} is empty and could not be read from the session ({studio}; {why.get(name, 'no region')}"
+                f"): set the {name} ({hint}; notebook 04: LAUNCH = {{\"{name}\": ...}})" for name, value, hint in (
                     ("role", role, "the ARN of an IAM role SageMaker can assume"),
                     ("bucket", bucket, "an S3 bucket in the job's region"),
                     ("region", region, "e.g. us-east-1")) if not value]
     if problems and required:
         raise LaunchError(problems)
     if not region:
-        region, source["region"] = "us-east-1", "placeholder (set REGION to submit)"
+        region, source["region"] = "us-east-1", "placeholder (set LAUNCH[\"region\"] to submit)"
     if not role:
-        role, source["role"] = PLACEHOLDER_ROLE, "placeholder (set ROLE to submit)"
+        role, source["role"] = PLACEHOLDER_ROLE, "placeholder (set LAUNCH[\"role\"] to submit)"
     if not bucket:
-        bucket, source["bucket"] = PLACEHOLDER_BUCKET, "placeholder (set BUCKET to submit)"
+        bucket, source["bucket"] = PLACEHOLDER_BUCKET, "placeholder (set LAUNCH[\"bucket\"] to submit)"
     return {"role": role, "bucket": bucket, "region": region, "source": source, "problems": problems}
 
 
@@ -793,6 +796,8 @@ def launch(cfg: ExperimentConfig, launch_cfg: LaunchConfig, submit: bool = False
     cost = estimate_cost(lc.instance_type, lc.instance_count, hours=lc.max_run_hours, hourly_price=lc.hourly_price)
     cost["max_run_hours"] = cost.pop("hours")
     cost["per_run_at_max_run"] = cost.pop("per_run")
+    cost["expected_hours"] = lc.expected_hours
+    cost["per_run_expected"] = round(cost["price_per_instance_hour"] * lc.instance_count * lc.expected_hours, 2)
     plan = LaunchPlan(request={}, uploads=session.recorded_uploads, cost=cost, job_config=jcfg, blockers=blockers,
                       trainer=trainer, command=source.command, source_dir=source.source_dir, run_name=run_name,
                       checkpoint_uri=checkpoint_uri, model_input=model, data_findings=findings, notes=notes,

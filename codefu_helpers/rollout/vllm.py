@@ -113,6 +113,9 @@ EXPECTED_NOTICES = (
     ("is not found in LD_PRELOAD", "a speed hint for the CPU build (docs/setup.md), not a fault"),
     ("CPU backend doesn't allow to use `torch.set_num_threads`",
      "the thread count set for HF generation and the judge; vLLM keeps its own"),
+    # printed by vLLM's C++ extension, not its logger: _native_notices_dropped filters the stderr file descriptor
+    ("NUMA binding: Using MEMBIND policy",
+     "vLLM's CPU worker binds its memory to the NUMA node of the first core it may use; a statement, not a fault"),
 )
 
 
@@ -138,6 +141,39 @@ def _own_vllm_logging() -> None:
     for handler in logger.handlers:
         if not any(isinstance(f, _ExpectedNotices) for f in handler.filters):
             handler.addFilter(_ExpectedNotices())
+
+
+@contextmanager
+def _native_notices_dropped() -> Iterator[None]:
+    """While vLLM starts: lines written to the stderr file descriptor (2) by native code (C++ warnings bypass Python's
+    logging) pass through a pipe that drops the lines holding an EXPECTED_NOTICES text and forwards every other
+    line as it comes, so a crash still leaves its message. A process forked meanwhile keeps the pipe: the forwarding
+    thread then runs until that process ends."""
+    import sys
+    import threading
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def forward() -> None:
+        with os.fdopen(read_end, "rb") as source:
+            for line in source:
+                text = line.decode("utf-8", "replace")
+                if not any(notice in text for notice, _ in EXPECTED_NOTICES):
+                    os.write(saved, line)
+        os.close(saved)
+
+    thread = threading.Thread(target=forward, name="codefu-native-stderr", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)  # fd 2 is the real stderr again; the pipe ends when no process holds it any more
+        thread.join(timeout=2.0)
 
 
 class _NoticeHandler(logging.StreamHandler):
@@ -255,7 +291,8 @@ class VLLMRollout:
         set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
         start = time.perf_counter()
         try:
-            with _own_rng(self.device), _launcher_env(self.device) if colocated else contextlib.nullcontext():
+            with _own_rng(self.device), _launcher_env(self.device) if colocated else contextlib.nullcontext(), \
+                    _native_notices_dropped():
                 self.llm = vllm.LLM(**args)  # in process, vLLM seeds the global RNGs: _own_rng keeps the trainer's
         except Exception as exc:  # noqa: BLE001 - every start failure is re-raised with its cause named
             raise EngineStartError(_start_failure(exc, args, on_cpu)) from exc
