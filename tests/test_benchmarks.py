@@ -105,3 +105,20 @@ def test_dynamic_sampling_benchmark_counts_a_childs_cpu_and_averages_its_runs():
     cells = [c.strip() for c in grpo_row.strip("|").split("|")]
     assert cells[1] == "2" and cells[2] == "10.5" and cells[4] == "0.200 -> 0.350"
     assert cells[5] == "+0.100, +0.200" and cells[6] == "+0.150" and cells[8] == "0.80"
+
+
+def test_the_heldout_humaneval_split_is_two_disjoint_halves_fixed_by_the_seed():
+    """benchmarks/heldout_humaneval.py trains on one half of HumanEval and reports on the other: no problem in both,
+    none left out, the same halves for the same seed (so a rerun evaluates the same problems), others for another."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("heldout_humaneval", ROOT / "benchmarks" / "heldout_humaneval.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    split_humaneval = bench.split_humaneval
+    train, test = split_humaneval(0)
+    ids = [p.problem_id for p in train + test]
+    assert len(train) == len(test) == 82 and len(set(ids)) == 164
+    assert [p.problem_id for p in split_humaneval(0)[1]] == [p.problem_id for p in test]
+    assert {p.problem_id for p in split_humaneval(1)[0]} != {p.problem_id for p in train}
+    assert [p.problem_id for p in split_humaneval(0, held_out=8)[1]] == [p.problem_id for p in test[:8]]
