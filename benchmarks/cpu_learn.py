@@ -116,7 +116,7 @@ def run_seed(seed: int, data: dict[str, Path], out: Path, overrides: list[str], 
     return result
 
 
-FIVE_AS_TESTED = {"N_SAMPLES": 4, "KS": [1, 2]}  # notebook 05's parameters in tests/test_notebooks.py
+FIVE_AS_TESTED = {"EVAL": {"n_samples": 4, "ks": [1, 2]}}  # notebook 05's parameters in tests/test_notebooks.py
 
 
 def run_notebook(seed: int, work: Path) -> dict:

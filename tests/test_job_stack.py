@@ -115,7 +115,7 @@ def test_rollout_sync_and_trainer_tests_pass_under_the_job_stack(tmp_path):
     assert done.returncode == 0, f"under the job's stack ({' '.join(cmd[3:5])} ...):\n{tail}"
     summary = re.search(r"(\d+) passed", done.stdout)
     skipped = re.search(r"(\d+) skipped", done.stdout)
-    assert summary and int(summary.group(1)) == 15 and not skipped, f"all 15 must run under the job's stack:\n{tail}"
+    assert summary and int(summary.group(1)) == 16 and not skipped, f"all 16 must run under the job's stack:\n{tail}"
     print(f"job stack: {summary.group(0)}", file=sys.stderr)
 
 

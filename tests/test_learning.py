@@ -47,7 +47,8 @@ def test_the_cli_takes_notebook_03s_steps(python_split, tmp_path):
 
     # notebook 03's cells 4-13, on the same split, as the kernel runs them
     _, cfg = smoke_config("auto", "cpu", train_path=python_split["train"], dataset=str(SAMPLE),
-                          output_dir=tmp_path / "notebook", max_steps=STEPS, overrides={"tracking.backend": "none"})
+                          output_dir=tmp_path / "notebook",
+                          overrides={"trainer.total_steps": STEPS, "tracking.backend": "none"})
     assert cfg.to_dict()["algorithm"] == ExperimentConfig.from_yaml(out / "config.yaml").to_dict()["algorithm"]
     training = prepare_training(cfg)
     assert training.start_model == record["start_model"] and [r["reward_model"]["ground_truth"]["name"]
